@@ -1,0 +1,187 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""The refsweep command line: a thin layer over the modules."""
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+from refsweep import classify, resolve, scan, setup, spatch, summary, tree
+from refsweep import workdir
+
+
+def _default_scan_path(tree_dir: Path) -> Path:
+    return workdir.sub("scans") / f"{tree_dir.name}.jsonl"
+
+
+def _parse_shard(text: str) -> tuple[int, int]:
+    try:
+        i, n = (int(x) for x in text.split("/"))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(
+            f"--shard wants I/N such as 2/8, not {text!r}") from e
+    if not 1 <= i <= n:
+        raise argparse.ArgumentTypeError(f"--shard {text}: need 1 <= I <= N")
+    return i, n
+
+
+def _tree_arg(text: str) -> Path:
+    path = Path(text)
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: no such directory")
+    return path.resolve()
+
+
+def cmd_setup(_args: argparse.Namespace) -> int:
+    done = setup.install()
+    print("installed: " + " ".join(done) if done else
+          "all packages present")
+    return 0
+
+
+def cmd_tree(args: argparse.Namespace) -> int:
+    print(tree.prepare(args.source))
+    return 0
+
+
+def run_scan(tree_dir: Path, out_path: Path, jobs: int, paths: list[str],
+             shard: Optional[tuple[int, int]], timeout: int) -> dict[str, int]:
+    files = scan.candidate_files(tree_dir, paths)
+    name = "1/1"
+    if shard:
+        files = scan.shard(files, *shard)
+        name = f"{shard[0]}/{shard[1]}"
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_path.with_suffix(out_path.suffix + ".partial")
+    with open(tmp, "w", encoding="utf-8") as out:
+        stats = scan.scan(tree_dir, files, jobs, out, timeout, name)
+    tmp.replace(out_path)
+    return stats
+
+
+def cmd_scan(args: argparse.Namespace) -> int:
+    out = Path(args.out) if args.out else _default_scan_path(args.tree)
+    if args.shard and not args.out:
+        out = out.with_suffix(f".shard-{args.shard[0]}-of-{args.shard[1]}"
+                              ".jsonl")
+    start = time.monotonic()
+    stats = run_scan(args.tree, out, args.jobs, args.paths, args.shard,
+                     args.timeout)
+    print(f"scan: {stats['files']} files ({stats['cached']} cached, "
+          f"{stats['scanned']} scanned, {stats['troubles']} with spatch "
+          f"trouble) in {time.monotonic() - start:.1f}s -> {out}")
+    return 0
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    with open(args.out, "w", encoding="utf-8") as out:
+        n = scan.write_merged([Path(p) for p in args.scans], out)
+    print(f"merge: {n} files -> {args.out}")
+    return 0
+
+
+def classify_scan(tree_dir: Optional[Path], scans: list[Path],
+                  json_out: Path) -> str:
+    """Classify merged scan outputs; write JSON; return the summary."""
+    _header, files = scan.read_scan(scans)
+    variables = resolve.collect_variables(files)
+    stats = resolve.attribute(files, variables, tree_dir)
+    verdicts = classify.classify(variables)
+    json_out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = json_out.with_suffix(json_out.suffix + ".partial")
+    with open(tmp, "w", encoding="utf-8") as out:
+        classify.write_json(variables, verdicts, out)
+    tmp.replace(json_out)
+    return summary.render(variables, verdicts, files, stats)
+
+
+def cmd_classify(args: argparse.Namespace) -> int:
+    scans = [Path(p) for p in args.scan]
+    if not scans:
+        path = _default_scan_path(args.tree)
+        run_scan(args.tree, path, args.jobs, args.paths, None, args.timeout)
+        scans = [path]
+    print(classify_scan(args.tree, scans, Path(args.json)))
+    print(f"verdicts: {args.json}")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """The main job: setup, prepare the tree, scan, classify, summarise."""
+    if not args.no_setup:
+        cmd_setup(args)
+    tree_dir = tree.prepare(args.source)
+    print(f"tree: {tree_dir}")
+    start = time.monotonic()
+    scan_path = _default_scan_path(tree_dir)
+    stats = run_scan(tree_dir, scan_path, args.jobs, [], None, args.timeout)
+    print(f"scan: {stats['files']} files ({stats['cached']} cached) in "
+          f"{time.monotonic() - start:.0f}s")
+    json_out = Path(args.json) if args.json else \
+        workdir.sub("verdicts") / f"{tree_dir.name}.jsonl"
+    print(classify_scan(tree_dir, [scan_path], json_out))
+    print(f"verdicts: {json_out} ({time.monotonic() - start:.0f}s in all)")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="refsweep", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+    jobs = max(1, os.cpu_count() or 1)
+
+    s = sub.add_parser("setup", help="install the Debian packages needed")
+    s.set_defaults(func=cmd_setup)
+
+    s = sub.add_parser("tree", help="prepare a kernel git tree, print it")
+    s.add_argument("source", nargs="?", default="6.12",
+                   help="linux-source package version (6.12, 6.1) or a "
+                        "kernel directory (default 6.12)")
+    s.set_defaults(func=cmd_tree)
+
+    def scan_opts(s: argparse.ArgumentParser) -> None:
+        s.add_argument("--tree", type=_tree_arg, required=True)
+        s.add_argument("--jobs", "-j", type=int, default=jobs)
+        s.add_argument("--timeout", type=int, default=spatch.DEFAULT_TIMEOUT,
+                       help="spatch seconds per file")
+        s.add_argument("paths", nargs="*", help="limit to these paths")
+
+    s = sub.add_parser("scan", help="scan a tree with spatch")
+    scan_opts(s)
+    s.add_argument("--shard", type=_parse_shard, help="I/N: one shard")
+    s.add_argument("--out", help="scan output (JSON lines)")
+    s.set_defaults(func=cmd_scan)
+
+    s = sub.add_parser("merge", help="merge shard scan outputs")
+    s.add_argument("--out", required=True)
+    s.add_argument("scans", nargs="+")
+    s.set_defaults(func=cmd_merge)
+
+    s = sub.add_parser("classify", help="classify every atomic variable")
+    scan_opts(s)
+    s.add_argument("--scan", action="append", default=[],
+                   help="use this scan output (repeatable); default: scan")
+    s.add_argument("--json", required=True, help="verdicts (JSON lines)")
+    s.set_defaults(func=cmd_classify)
+
+    s = sub.add_parser("run", help="the main job on the default tree")
+    s.add_argument("source", nargs="?", default="6.12")
+    s.add_argument("--jobs", "-j", type=int, default=jobs)
+    s.add_argument("--timeout", type=int, default=spatch.DEFAULT_TIMEOUT)
+    s.add_argument("--json", help="verdicts (default in the work dir)")
+    s.add_argument("--no-setup", action="store_true")
+    s.set_defaults(func=cmd_run)
+    return p
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.func(args)
+        return code
+    except (tree.TreeError, scan.ScanError, spatch.SpatchError) as e:
+        print(f"refsweep: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

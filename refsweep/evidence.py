@@ -1,0 +1,447 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Turn one file's spatch records and lexical facts into evidence.
+
+For every atomic operation this decides its *use* (see
+Documentation/classification.rst, "Operations and their uses") from the
+innermost context spatch matched around it and from the source text at the
+positions spatch gave.  Everything here depends on one file only, so the
+result is cached by file content.
+"""
+
+import re
+from typing import Any, Optional
+
+from refsweep import atomic_api, lexical
+
+Record = dict[str, Any]
+
+PRINT_CALLEES = re.compile(
+    r"^(printk\w*|pr_\w+|dev_(err|warn|info|dbg|notice|crit|alert|emerg|"
+    r"printk|err_probe)\w*|netdev_\w+|netif_\w*(err|warn|info|dbg)\w*|"
+    r"seq_\w+|sysfs_emit\w*|v?s?n?c?printf|scnprintf|trace_\w+|nla_put\w*|"
+    r"__?put_user|copy_to_user|ethtool_\w+|drm_\w*(dbg|info|err|warn)\w*|"
+    r"DRM_\w+|\w+_(dbg|debug|info|err|warn|notice|log|print\w*|printk)|"
+    r"debugfs_\w+|audit_log\w*|WARN\w*_ONCE\w*|pr_cont|ata_\w*printk|"
+    r"\w*_stat\w*|u64_stats_\w+|put_unaligned\w*|cpu_to_\w+|__stringify)$")
+WAIT_CALLEES = re.compile(
+    r"^(wait_event\w*|___?wait_event\w*|wait_var_event\w*|___?wait_var_\w*|"
+    r"swait_event\w*|rcuwait_wait_event\w*|read\w*_poll_timeout\w*|"
+    r"wait_on_\w+|\w*_wait_event\w*|smp_cond_load\w*)$")
+ASSERT_CALLEES = re.compile(
+    r"^(WARN_ON\w*|BUG_ON|WARN|WARN_ONCE|VM_BUG_ON\w*|VM_WARN_ON\w*|"
+    r"BUILD_BUG_ON|\w*_BUG_ON\w*|\w*_WARN_ON\w*|KUNIT_\w+|lockdep_assert\w*|"
+    r"likely|unlikely|WARN_ON_ONCE|data_race|READ_ONCE)$")
+RELEASE_CALLS = re.compile(
+    r"(\b\w*free\w*|\b\w*_?release\w*|\b\w*destroy\w*|\b\w*_?put\w*|"
+    r"\bcall_rcu\w*|\bkref_\w+|\b\w*queue_\w*work\w*|\bschedule_\w*work|"
+    r"\b\w*_?del\w*|\b\w*_remove\w*|\b\w*unregister\w*|\b\w*cleanup\w*|"
+    r"\b\w*teardown\w*|\b\w*_drop\w*|\b\w*unlink\w*|\b\w*dealloc\w*|"
+    r"\b\w*_unmap\w*|\b[idf]put|\b\w*_close\w*|\b\w*_exit\w*|\b\w*detach\w*|"
+    r"\b\w*_finish\w*|\b\w*_done\w*|\b\w*_kill\w*|\b\w*_shutdown\w*|"
+    r"\b\w*_end\w*|\b\w*_unpin\w*|\b\w*_unuse\w*)\s*\(")
+WAKE_CALLS = re.compile(
+    r"(\bwake_up\w*|\bcomplete\w*|\bup|\bup_read|\bup_write|\bswake_up\w*|"
+    r"\b\w*wake\w*|\b\w*_complete\w*|\b\w*notify\w*|\b\w*_signal\w*|"
+    r"\bclear_bit\w*|\bclear_and_wake\w*|\bsmp_store_release|\bmutex_unlock|"
+    r"\bspin_unlock\w*|\bsend_sig\w*|\bkill_\w+|\bcomplete_all)\s*\(")
+_CMP_AFTER = re.compile(r"^\s*\)*\s*(==|!=|<=|>=|<|>)\s*([-(]?[\w.>\-]+)")
+_CMP_BEFORE = re.compile(r"([\w.>\-)]+)\s*(==|!=|<=|>=|<|>)\s*\(*\s*$")
+_CONSTANT = re.compile(r"^[A-Z][A-Z0-9_]*$")
+_EXITS = re.compile(r"\b(return|goto|break|continue)\b")
+_ARITH_AROUND = re.compile(r"[-+*/%&|^]\s*$|^\s*\)*\s*[-+*/%&|^<>]")
+
+
+class Text:
+    """Source text addressed by spatch positions (1-based lines,
+    0-based columns, end column exclusive)."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = lexical.strip_comments(text).split("\n")
+
+    def slice(self, line: int, col: int, line_end: int,
+              col_end: int) -> str:
+        if line < 1 or line > len(self.lines):
+            return ""
+        if line == line_end:
+            return self.lines[line - 1][col:col_end]
+        parts = [self.lines[line - 1][col:]]
+        parts.extend(self.lines[line:line_end - 1])
+        if line_end <= len(self.lines):
+            parts.append(self.lines[line_end - 1][:col_end])
+        return "\n".join(parts)
+
+    def span(self, pos: list[Any]) -> str:
+        return self.slice(int(pos[1]), int(pos[2]), int(pos[3]),
+                          int(pos[4]))
+
+    def before(self, line: int, col: int, n: int = 80) -> str:
+        text = self.lines[line - 1][:col] if line <= len(self.lines) else ""
+        k = line - 1
+        while len(text) < n and k > 0:
+            k -= 1
+            text = self.lines[k] + "\n" + text
+        return text[-n:]
+
+    def lines_between(self, first: int, last: int) -> str:
+        return "\n".join(self.lines[max(first - 1, 0):last])
+
+
+def _within(inner: list[Any], outer: list[Any]) -> bool:
+    return (tuple(outer[1:3]) <= tuple(inner[1:3])
+            and tuple(inner[3:5]) <= tuple(outer[3:5]))
+
+
+def _size(pos: list[Any]) -> tuple[int, int]:
+    return (int(pos[3]) - int(pos[1]), int(pos[4]) - int(pos[2]))
+
+
+_CTX_PRIORITY = {"local": 0, "index": 1, "call": 2, "return": 3,
+                 "assign": 4, "cond": 5}
+
+
+def _innermost(ctxs: list[Record]) -> Optional[Record]:
+    if not ctxs:
+        return None
+    return min(ctxs, key=lambda c: (_size(c["span"]),
+                                    _CTX_PRIORITY.get(c["ctx"], 9)))
+
+
+class _Compare:
+    """How an operation's value is compared inside an expression."""
+
+    def __init__(self, expr: str, op_text: str) -> None:
+        self.negated = False
+        self.operator: Optional[str] = None
+        self.other: Optional[str] = None
+        at = expr.find(op_text)
+        if at < 0:
+            return
+        before, after = expr[:at], expr[at + len(op_text):]
+        if re.search(r"!\s*\(*\s*$", before):
+            self.negated = True
+        m = _CMP_AFTER.match(after)
+        if m:
+            self.operator, self.other = m.group(1), m.group(2)
+            return
+        m = _CMP_BEFORE.search(before)
+        if m:
+            self.operator = _mirror(m.group(2))
+            self.other = m.group(1)
+
+    @property
+    def against_zero(self) -> bool:
+        return self.other in ("0", "0L", "0UL", "0LL", "NULL") \
+            or (self.other == "1" and self.operator in ("<", ">=")) \
+            or self.negated
+
+    @property
+    def against_constant(self) -> bool:
+        return bool(self.other and _CONSTANT.match(self.other))
+
+    @property
+    def zero_when_true(self) -> bool:
+        """True if the enclosing condition holds when the value is zero."""
+        if self.negated:
+            return True
+        if self.operator in ("==", "<=", "<"):
+            return True
+        return False
+
+
+def _mirror(operator: str) -> str:
+    return {"<": ">", ">": "<", "<=": ">=", ">=": "<="}.get(operator,
+                                                           operator)
+
+
+def _zero_branch(text: Text, ctx: Record, zero_when_true: bool,
+                 functions: list[lexical.FuncSpan]) -> str:
+    """Source of the code run when the counter reached zero."""
+    then = ctx.get("then") or []
+    els = ctx.get("els") or []
+    if zero_when_true:
+        return text.span(then[0]) if then else ""
+    if els:
+        return text.span(els[0])
+    # "if (!atomic_dec_and_test(&x->ref)) return; kfree(x);": the rest of
+    # the function is the zero path when the other branch leaves.
+    if then and _EXITS.search(text.span(then[0])):
+        end_line = int(then[0][3])
+        for f in functions:
+            if f.body_start <= end_line <= f.body_end:
+                return text.lines_between(end_line + 1, f.body_end)
+    return ""
+
+
+def _branch_use(branch: str) -> str:
+    if RELEASE_CALLS.search(branch):
+        return "zero-release"
+    if WAKE_CALLS.search(branch):
+        return "zero-wake"
+    return "zero-test"
+
+
+def classify_use(op: atomic_api.AtomicOp, op_pos: list[Any],
+                 ctx: Optional[Record], text: Text,
+                 functions: list[lexical.FuncSpan],
+                 args: list[str]) -> tuple[str, str]:
+    """The use of one operation and a short detail for reviewers."""
+    op_text = text.span(op_pos)
+    op_text = _call_text(text, op_pos)
+    if ctx is None:
+        return _bare_use(op, op_pos, text, args)
+    kind = ctx["ctx"]
+    expr = text.span(ctx["span"])
+    cmp = _Compare(expr, op_text)
+    if kind == "cond":
+        head = text.before(int(ctx["span"][1]), int(ctx["span"][2]), 12)
+        is_loop = bool(re.search(r"\bwhile\s*\(\s*$", head))
+        return _condition_use(op, cmp, ctx, text, functions, args, is_loop)
+    if kind == "return":
+        if op.is_zero_test or (cmp.operator and cmp.against_zero):
+            return "zero-returned", "zero test returned to the caller"
+        if cmp.operator:
+            return _compare_use(op, cmp)
+        if op.increases and op.returns_value and not op.is_read:
+            return "id", "new value returned"
+        return "value", "value returned"
+    if kind in ("assign", "local"):
+        if op.is_zero_test or (cmp.operator and cmp.against_zero):
+            return "zero-test", "zero test stored"
+        if cmp.operator:
+            return _compare_use(op, cmp)
+        lhs = text.span(ctx["lhs"]) if ctx.get("lhs") else ""
+        if op.increases and not op.is_read:
+            return "id", f"new value stored in {lhs.strip()}"
+        if op.base in ("xchg", "cmpxchg") and _constant_args(args[1:]):
+            return "state-test", "exchange of constants"
+        if op.is_read and kind == "assign" and re.search(r"->|\.|\[|^\s*\*",
+                                                          lhs):
+            return "print", f"copied out to {lhs.strip()}"
+        return "value", f"stored in {lhs.strip()}"
+    if kind == "call":
+        callee = str(ctx.get("callee", ""))
+        if WAIT_CALLEES.match(callee):
+            return "wait-zero", f"waited on in {callee}()"
+        if ASSERT_CALLEES.match(callee):
+            if op.is_zero_test or cmp.against_zero:
+                return "zero-test", f"asserted in {callee}()"
+            if cmp.operator:
+                return _compare_use(op, cmp)
+            return "value", f"in {callee}()"
+        if cmp.operator:
+            return _compare_use(op, cmp)
+        if op.is_zero_test:
+            return "zero-test", f"zero test passed to {callee}()"
+        if PRINT_CALLEES.match(callee):
+            return "print", f"printed by {callee}()"
+        if op.increases and not op.is_read:
+            return "id", f"new value passed to {callee}()"
+        return "value", f"passed to {callee}()"
+    if kind == "index":
+        if op.increases and not op.is_read:
+            return "id", "new value used as an index"
+        return "value", "used as an index"
+    return "value", kind
+
+
+def _call_text(text: Text, op_pos: list[Any]) -> str:
+    """The whole call expression 'fn(args)' starting at OP_POS."""
+    line, col = int(op_pos[1]), int(op_pos[2])
+    rest = text.lines_between(line, line + 20)
+    rest = rest[col:] if rest else ""
+    depth = 0
+    for k, ch in enumerate(rest):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return rest[:k + 1]
+    return text.span(op_pos)
+
+
+def _condition_use(op: atomic_api.AtomicOp, cmp: _Compare, ctx: Record,
+                   text: Text, functions: list[lexical.FuncSpan],
+                   args: list[str], is_loop: bool) -> tuple[str, str]:
+    if is_loop:
+        if op.base in ("cmpxchg", "try_cmpxchg"):
+            return "value", "compare-and-exchange loop"
+        return "wait-zero", "loop condition (busy wait)"
+    if op.is_zero_test:
+        zero_true = not cmp.negated
+        if op.base in ("inc_not_zero", "add_unless", "fetch_add_unless",
+                       "inc_unless_negative", "dec_unless_positive",
+                       "dec_if_positive"):
+            return "zero-test", f"{op.base} guard"
+        branch = _zero_branch(text, ctx, zero_true, functions)
+        use = _branch_use(branch)
+        return use, f"{op.base}: zero branch {_summary(branch)}"
+    if cmp.operator is None and not cmp.negated:
+        if op.base in ("cmpxchg", "try_cmpxchg", "xchg") and \
+                _constant_args(args[1:]):
+            return "state-test", "exchange of constants tested"
+        # "if (atomic_read(&x))": true when non-zero.
+        branch = _zero_branch(text, ctx, False, functions)
+        use = _branch_use(branch) if op.decreases else "zero-test"
+        return use, "value tested for non-zero"
+    if cmp.against_constant:
+        return "state-test", f"compared with {cmp.other}"
+    if cmp.against_zero:
+        branch = _zero_branch(text, ctx, cmp.zero_when_true, functions)
+        use = _branch_use(branch)
+        if use != "zero-test" and not (op.decreases or op.is_read):
+            use = "zero-test"
+        return use, f"compared with zero: zero branch {_summary(branch)}"
+    return _compare_use(op, cmp)
+
+
+def _compare_use(op: atomic_api.AtomicOp, cmp: _Compare) -> tuple[str, str]:
+    if cmp.against_zero:
+        return "zero-test", "compared with zero"
+    if cmp.against_constant and cmp.operator in ("==", "!="):
+        return "state-test", f"compared with {cmp.other}"
+    return "limit", f"compared {cmp.operator} {cmp.other}"
+
+
+def _summary(branch: str) -> str:
+    calls = re.findall(r"\b(\w+)\s*\(", branch)
+    calls = [c for c in calls if c not in ("if", "while", "for", "switch",
+                                           "return", "sizeof")]
+    return "calls " + ", ".join(dict.fromkeys(calls[:4])) if calls \
+        else "has no call"
+
+
+def _constant_args(args: list[str]) -> bool:
+    return bool(args) and all(
+        re.match(r"^\(?-?(\d+[uUlL]*|0x[0-9a-fA-F]+|[A-Z][A-Z0-9_]*|true|"
+                 r"false)\)?$", a.replace(" ", "")) for a in args)
+
+
+def _bare_use(op: atomic_api.AtomicOp, op_pos: list[Any], text: Text,
+              args: list[str]) -> tuple[str, str]:
+    """An operation spatch saw in no recorded context."""
+    before = text.before(int(op_pos[1]), int(op_pos[2]), 40)
+    if re.search(r"\bswitch\s*\(\s*$", before):
+        return "state-test", "switch on the value"
+    statement = re.search(r"[;{}:]\s*$", before) or not before.strip()
+    if not op.returns_value or (statement and not op.is_read
+                                and not op.is_zero_test):
+        if op.is_state_write and _constant_args(args[1:]):
+            return "state-test", f"{op.base} of a constant"
+        if op.base in ("set", "set_release"):
+            return "mod", "set"
+        return "mod", op.base
+    if op.is_zero_test:
+        return "zero-test", f"{op.base} in an unrecorded context"
+    return "value", "value used in an unrecorded context"
+
+
+def analyse_file(path: str, source: str, records: list[Record],
+                 facts: lexical.FileFacts) -> Record:
+    """All evidence of one file, as a JSON-able dictionary."""
+    text = Text(source)
+    ctx_by_op: dict[tuple[int, int], list[Record]] = {}
+    spatch_decls: set[tuple[str, int]] = set()
+    helpers = []
+    spatch_ops = []
+    for rec in records:
+        kind = rec.get("kind")
+        if kind == "ctx":
+            key = (int(rec["op"][1]), int(rec["op"][2]))
+            ctx_by_op.setdefault(key, []).append(rec)
+        elif kind == "decl":
+            spatch_decls.add((rec["name"], int(rec["pos"][1])))
+        elif kind == "helper":
+            helpers.append({"function": rec["function"],
+                            "param": rec["param"], "index": rec["index"]})
+        elif kind == "op":
+            spatch_ops.append(rec)
+    ops = []
+    seen_sites: set[tuple[int, int]] = set()
+    for rec in spatch_ops:
+        op = atomic_api.decode(rec["fn"])
+        if op is None:
+            continue
+        pos = rec["pos"]
+        args = atomic_api.split_args(_normalise(rec["args"]))
+        counter = atomic_api.counter_arg(op, args)
+        if counter is None:
+            continue
+        site = (int(pos[1]), int(pos[2]))
+        seen_sites.add(site)
+        use, detail = classify_use(op, pos, _innermost(ctx_by_op.get(site,
+                                                                     [])),
+                                   text, facts.functions, args)
+        ops.append(_op_record(op, counter, site[0], rec.get("function"),
+                              use, detail, True, text, facts))
+    missed = 0
+    for s in facts.ops:
+        if (s.line, s.column) in seen_sites:
+            continue
+        op = atomic_api.decode(s.fn)
+        if op is None:
+            continue
+        args = atomic_api.split_args(s.args)
+        counter = atomic_api.counter_arg(op, args)
+        if counter is None:
+            continue
+        if not s.in_macro:
+            missed += 1
+        if op.is_zero_test:
+            use, detail = "zero-test", "seen by text only"
+        elif not op.returns_value:
+            use, detail = "mod", "seen by text only"
+        else:
+            use, detail = "value", "value-returning op seen by text only"
+        ops.append(_op_record(op, counter, s.line, s.function, use, detail,
+                              False, text, facts))
+    decls = []
+    for d in facts.decls:
+        decls.append({"name": d.name, "type": d.type, "line": d.line,
+                      "scope": d.scope, "tag": d.tag,
+                      "function": d.function, "static": d.static,
+                      "extern": d.extern,
+                      "found_by": (["spatch", "lexical"]
+                                   if (d.name, d.line) in spatch_decls
+                                   else ["lexical"])})
+    return {"path": path, "decls": decls, "ops": ops, "helpers": helpers,
+            "unparsed_ops": missed,
+            "functions": [[f.name, f.body_start, f.body_end]
+                          for f in facts.functions]}
+
+
+def _normalise(expr: str) -> str:
+    """spatch prints tokens separated by spaces: '& f -> refs'."""
+    expr = re.sub(r"\s*(->|\.|\[|\]|\(|\)|&|\*)\s*", r"\1", expr)
+    return expr.strip()
+
+
+def _op_record(op: atomic_api.AtomicOp, counter: str, line: int,
+               function: Optional[str], use: str, detail: str,
+               parsed: bool, text: Text,
+               facts: lexical.FileFacts) -> Record:
+    counter = _normalise(counter)
+    return {"op": op.name, "base": op.base, "counter": counter,
+            "line": line, "function": function, "use": use,
+            "detail": detail, "parsed": parsed,
+            "base_type": _base_type(counter, line, text, facts)}
+
+
+def _base_type(counter: str, line: int, text: Text,
+               facts: lexical.FileFacts) -> Optional[str]:
+    """'struct TAG' of X in '&X->field' when the function declares X."""
+    m = re.match(r"^&?\(?(\w+)\)?(->|\.)(\w+)(\[[^\]]*\])?\)?$", counter)
+    if not m:
+        return None
+    var = m.group(1)
+    start = line
+    for f in facts.functions:
+        if f.body_start <= line <= f.body_end:
+            start = f.body_start
+    region = text.lines_between(max(start - 6, 1), line)
+    found = re.findall(r"\b(struct|union)\s+(\w+)\s*\*?\s*(?:const\s+)?"
+                       + re.escape(var) + r"\b", region)
+    if found:
+        kind, tag = found[-1]
+        return f"{kind} {tag}"
+    return None

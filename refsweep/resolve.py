@@ -1,0 +1,227 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Attribute scanned operations to variables, and link conversion groups.
+
+See Documentation/classification.rst, "Variables and keys" and
+"Attribution".  Checked evidence must never be lost, so an operation whose
+target cannot be told apart is given to every candidate, marked ambiguous.
+"""
+
+import re
+import subprocess
+from pathlib import Path
+from typing import Any, Optional
+
+from refsweep import atomic_api
+
+Record = dict[str, Any]
+_MEMBER = re.compile(r"(?:->|\.)(\w+)(?:\[[^\]]*\])*\)*$")
+_PLAIN = re.compile(r"^\(*(\w+)(?:\[[^\]]*\])*\)*$")
+_CAST = re.compile(r"^\((?:const\s+|volatile\s+)*(?:atomic(?:64|_long)?_t"
+                   r"|void)\s*\*\)")
+
+
+class Variable:
+    """One variable: its declaration sites and the evidence gathered."""
+
+    def __init__(self, key: str, type_: str, decl: str, scope: str,
+                 found_by: list[str]) -> None:
+        self.key = key
+        self.type = type_
+        self.decl = decl
+        self.decls = [decl]
+        self.scope = scope
+        self.found_by = set(found_by)
+        self.evidence: list[Record] = []
+        self.group: Optional[str] = None
+
+
+def variable_key(path: str, d: Record) -> str:
+    if d["scope"] == "member":
+        return f"{d['tag'] or 'struct ?'}.{d['name']}"
+    if d["scope"] == "function":
+        return f"{path}:{d['function']}:{d['name']}"
+    return f"{path}:{d['name']}"
+
+
+def collect_variables(files: list[Record]) -> dict[str, Variable]:
+    """Every declared variable, merged by key (#ifdef twins become one)."""
+    out: dict[str, Variable] = {}
+    for f in files:
+        for d in f["decls"]:
+            if d.get("extern"):
+                continue
+            key = variable_key(f["path"], d)
+            at = f"{f['path']}:{d['line']}"
+            var = out.get(key)
+            if var is None:
+                out[key] = Variable(key, d["type"], at, d["scope"],
+                                    d["found_by"])
+            else:
+                var.decls.append(at)
+                var.found_by |= set(d["found_by"])
+    return out
+
+
+class Index:
+    """Lookup tables from names to variable keys."""
+
+    def __init__(self, variables: dict[str, Variable]) -> None:
+        self.variables = variables
+        self.members: dict[str, list[str]] = {}
+        self.globals: dict[str, list[str]] = {}
+        for key, var in variables.items():
+            if var.scope == "member":
+                self.members.setdefault(key.rsplit(".", 1)[1], []).append(key)
+            elif var.scope == "file":
+                self.globals.setdefault(key.rsplit(":", 1)[1], []).append(key)
+
+    def resolve(self, path: str, function: Optional[str], counter: str,
+                base_type: Optional[str]) -> tuple[list[str], bool]:
+        """Keys COUNTER may name, and whether that is ambiguous."""
+        expr = counter.strip()
+        expr = _CAST.sub("", expr.lstrip("&").strip()).lstrip("&")
+        expr = expr.strip()
+        while expr.startswith("(") and expr.endswith(")"):
+            expr = expr[1:-1].strip().lstrip("&")
+        m = _PLAIN.match(expr)
+        if m:
+            name = m.group(1)
+            for key in (f"{path}:{function}:{name}", f"{path}:{name}"):
+                if key in self.variables:
+                    return [key], False
+            cands = self.globals.get(name, [])
+            return cands, len(cands) > 1
+        m = _MEMBER.search(expr)
+        if m:
+            field = m.group(1)
+            cands = self.members.get(field, [])
+            if base_type and f"{base_type}.{field}" in cands:
+                return [f"{base_type}.{field}"], False
+            return cands, len(cands) > 1
+        return [], False
+
+
+def attribute(files: list[Record], variables: dict[str, Variable],
+              tree: Optional[Path]) -> dict[str, int]:
+    """Give each operation to its variables; link helper groups."""
+    index = Index(variables)
+    stats = {"ops": 0, "resolved": 0, "ambiguous": 0, "unresolved": 0,
+             "helper_ops": 0, "helper_calls": 0}
+    # helper name -> {param index: [evidence]}
+    helper_params: dict[str, dict[int, str]] = {}
+    for f in files:
+        for h in f.get("helpers", []):
+            helper_params.setdefault(h["function"], {})[int(h["index"])] = \
+                h["param"]
+    helper_evidence: dict[tuple[str, int], list[Record]] = {}
+    for f in files:
+        path = f["path"]
+        for op in f["ops"]:
+            stats["ops"] += 1
+            ev = {"op": op["op"], "at": f"{path}:{op['line']}",
+                  "function": op["function"], "use": op["use"],
+                  "detail": op["detail"], "parsed": op["parsed"],
+                  "ambiguous": False, "base": op["base"]}
+            params = helper_params.get(op["function"] or "", {})
+            plain = _PLAIN.match(op["counter"].lstrip("&"))
+            if plain and not op["counter"].startswith("&") and \
+                    plain.group(1) in params.values():
+                idx = [i for i, p in params.items()
+                       if p == plain.group(1)][0]
+                helper_evidence.setdefault((op["function"], idx),
+                                           []).append(ev)
+                stats["helper_ops"] += 1
+                continue
+            keys, ambiguous = index.resolve(path, op["function"],
+                                            op["counter"], op["base_type"])
+            if not keys:
+                stats["unresolved"] += 1
+                continue
+            stats["ambiguous" if ambiguous else "resolved"] += 1
+            for key in keys:
+                variables[key].evidence.append(dict(ev, ambiguous=ambiguous))
+    if helper_evidence and tree is not None:
+        _attribute_helper_calls(tree, helper_evidence, index, variables,
+                                stats)
+    return stats
+
+
+def _attribute_helper_calls(tree: Path,
+                            helper_evidence: dict[tuple[str, int],
+                                                  list[Record]],
+                            index: Index, variables: dict[str, Variable],
+                            stats: dict[str, int]) -> None:
+    """One call level: a helper's evidence goes to what callers pass."""
+    names = sorted({name for name, _i in helper_evidence
+                    if atomic_api.decode(name) is None})
+    if not names:
+        return
+    sites: list[tuple[str, int, str, str]] = []
+    for i in range(0, len(names), 200):
+        pattern = r"\b(" + "|".join(names[i:i + 200]) + r")\s*\("
+        res = subprocess.run(["git", "-C", str(tree), "grep", "-n", "-E",
+                              pattern, "--", "*.c", "*.h", ":!tools",
+                              ":!Documentation"],
+                             capture_output=True, text=True, check=False)
+        for line in res.stdout.splitlines():
+            path, _sep, rest = line.partition(":")
+            lno, _sep, code = rest.partition(":")
+            for m in re.finditer(pattern, code):
+                sites.append((path, int(lno), m.group(1),
+                              code[m.end() - 1:]))
+    group_members: dict[tuple[str, int], set[str]] = {}
+    for path, lno, name, call in sites:
+        args = atomic_api.split_args(_call_args(call))
+        for (hname, idx), evs in helper_evidence.items():
+            if hname != name or idx >= len(args):
+                continue
+            arg = re.sub(r"\s+", "", args[idx])
+            if not arg.startswith("&"):
+                continue        # passing a pointer on: not one level
+            keys, ambiguous = index.resolve(path, None, arg, None)
+            stats["helper_calls"] += 1
+            for key in keys:
+                variables[key].evidence.extend(
+                    dict(ev, ambiguous=ambiguous or ev["ambiguous"],
+                         via=f"{name}() at {path}:{lno}") for ev in evs)
+                group_members.setdefault((hname, idx), set()).add(key)
+    _link_groups(group_members.values(), variables)
+
+
+def _call_args(call: str) -> str:
+    depth = 0
+    for k, ch in enumerate(call):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return call[1:k]
+    return call[1:]
+
+
+def _link_groups(member_sets: Any, variables: dict[str, Variable]) -> None:
+    """Union-find over helper parameters; group id is the smallest key."""
+    parent: dict[str, str] = {}
+
+    def find(k: str) -> str:
+        while parent.setdefault(k, k) != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    for members in member_sets:
+        ordered = sorted(members)
+        for other in ordered[1:]:
+            a, b = find(ordered[0]), find(other)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    roots: dict[str, list[str]] = {}
+    for k in parent:
+        roots.setdefault(find(k), []).append(k)
+    for root, members in roots.items():
+        if len(members) < 2:
+            continue
+        gid = min(members)
+        for k in members:
+            variables[k].group = gid

@@ -1,0 +1,218 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""The scan command: which files, in what shards, with what cache.
+
+Output is JSON lines, one object per file (see evidence.analyse_file), plus
+a header line {"refsweep_scan": ...} naming the tree and shard.  Shards of
+one tree merge by concatenation of their file lines.
+"""
+
+import concurrent.futures
+import hashlib
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterable, Optional, TextIO
+
+from refsweep import VERSION, evidence, lexical, spatch, workdir
+
+# Files that mention an atomic type or operation; spatch sees only these.
+PREFILTER = r"\batomic(64|_long)?_(t\b|[a-z0-9_]+\s*\()"
+EXCLUDED = ("tools/", "Documentation/", "scripts/")
+# The files that define the atomic API itself, not users of it.
+API_FILES = ("include/linux/atomic", "include/asm-generic/atomic",
+             "include/linux/atomic.h", "lib/atomic64.c")
+BATCH = 40
+
+
+class ScanError(Exception):
+    """The scan cannot run; the message names the problem."""
+
+
+def candidate_files(tree: Path, paths: Iterable[str] = ()) -> list[str]:
+    """C files under PATHS that mention atomics, sorted, API files dropped."""
+    cmd = ["git", "-C", str(tree), "grep", "-l", "-E", PREFILTER, "--",
+           *(paths or ["."])]
+    res = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if res.returncode not in (0, 1):
+        raise ScanError(f"git grep failed in {tree}: {res.stderr.strip()}")
+    files = []
+    for f in res.stdout.splitlines():
+        if not f.endswith((".c", ".h")) or f.startswith(EXCLUDED):
+            continue
+        if f.startswith(API_FILES) or "/asm/atomic" in f:
+            continue
+        files.append(f)
+    return sorted(files)
+
+
+def shard(files: list[str], index: int, count: int) -> list[str]:
+    """The deterministic INDEX-th (1-based) of COUNT shards."""
+    if not 1 <= index <= count:
+        raise ScanError(f"shard {index}/{count}: need 1 <= I <= N")
+    return [f for k, f in enumerate(files) if k % count == index - 1]
+
+
+def _cache_key(content: bytes, salt: str) -> str:
+    return hashlib.sha256(salt.encode() + b"\0" + content).hexdigest()
+
+
+def _cache_path(key: str) -> Path:
+    return workdir.sub("cache") / key[:2] / f"{key}.json"
+
+
+def _cache_load(key: str) -> Optional[dict[str, Any]]:
+    path = _cache_path(key)
+    try:
+        with open(path, encoding="utf-8") as f:
+            data: dict[str, Any] = json.load(f)
+            return data
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def _cache_store(key: str, data: dict[str, Any]) -> None:
+    path = _cache_path(key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data), encoding="utf-8")
+    tmp.replace(path)
+
+
+class Progress:
+    """A one-line progress report, on a terminal only."""
+
+    def __init__(self, total: int, stream: TextIO = sys.stderr) -> None:
+        self.total = total
+        self.done = 0
+        self.start = time.monotonic()
+        self.stream = stream
+        self.tty = stream.isatty()
+
+    def step(self, n: int) -> None:
+        self.done += n
+        if not self.tty or not self.total:
+            return
+        elapsed = time.monotonic() - self.start
+        rate = self.done / elapsed if elapsed else 0.0
+        eta = (self.total - self.done) / rate if rate else 0.0
+        self.stream.write(f"\rscan: {self.done}/{self.total} files "
+                          f"({100 * self.done // self.total}%), "
+                          f"{elapsed:.0f}s, eta {eta:.0f}s   ")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.tty:
+            self.stream.write("\n")
+
+
+def _analyse(tree: Path, path: str, content: bytes,
+             records: list[dict[str, Any]], trouble: Optional[str]
+             ) -> dict[str, Any]:
+    source = content.decode("utf-8", errors="replace")
+    facts = lexical.scan_text(source)
+    result = evidence.analyse_file(path, source, records, facts)
+    if trouble:
+        result["trouble"] = trouble
+    return result
+
+
+def scan(tree: Path, files: list[str], jobs: int, out: TextIO,
+         timeout: int = spatch.DEFAULT_TIMEOUT,
+         shard_name: str = "1/1") -> dict[str, int]:
+    """Scan FILES of TREE, writing one JSON line per file to OUT."""
+    spatch.check_spatch()
+    salt = f"{VERSION}\0{spatch.cocci_text()}\0{Path(evidence.__file__).read_text()}" \
+        f"\0{Path(lexical.__file__).read_text()}"
+    out.write(json.dumps({"refsweep_scan": VERSION, "tree": str(tree),
+                          "shard": shard_name, "files": len(files)}) + "\n")
+    stats = {"files": len(files), "cached": 0, "scanned": 0, "troubles": 0}
+    todo: list[tuple[str, bytes, str]] = []
+    progress = Progress(len(files))
+    for path in files:
+        try:
+            content = (tree / path).read_bytes()
+        except OSError as e:
+            out.write(json.dumps({"path": path, "decls": [], "ops": [],
+                                  "helpers": [], "functions": [],
+                                  "unparsed_ops": 0,
+                                  "trouble": f"unreadable: {e}"}) + "\n")
+            stats["troubles"] += 1
+            continue
+        key = _cache_key(content, salt)
+        hit = _cache_load(key)
+        if hit is not None:
+            hit["path"] = path
+            out.write(json.dumps(hit) + "\n")
+            stats["cached"] += 1
+            progress.step(1)
+        else:
+            todo.append((path, content, key))
+    batches = [todo[i:i + BATCH] for i in range(0, len(todo), BATCH)]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(spatch.run_batch, tree,
+                               [p for p, _c, _k in batch], timeout): batch
+                   for batch in batches}
+        for fut in concurrent.futures.as_completed(futures):
+            batch = futures[fut]
+            result = fut.result()
+            for path, content, key in batch:
+                trouble = result.troubles.get(path)
+                data = _analyse(tree, path, content,
+                                result.records.get(path, []), trouble)
+                if trouble:
+                    stats["troubles"] += 1
+                else:
+                    # A file spatch choked on is retried next time.
+                    _cache_store(key, data)
+                out.write(json.dumps(data) + "\n")
+                stats["scanned"] += 1
+            out.flush()
+            progress.step(len(batch))
+    progress.close()
+    return stats
+
+
+def read_scan(paths: Iterable[Path]) -> tuple[dict[str, Any],
+                                              list[dict[str, Any]]]:
+    """Read and merge scan outputs; later duplicates of a file replace
+    earlier ones.  Raises ScanError naming a corrupt file and line."""
+    header: dict[str, Any] = {}
+    by_path: dict[str, dict[str, Any]] = {}
+    for p in paths:
+        try:
+            with open(p, encoding="utf-8") as f:
+                for n, line in enumerate(f, 1):
+                    if not line.strip():
+                        continue
+                    try:
+                        obj = json.loads(line)
+                    except json.JSONDecodeError as e:
+                        raise ScanError(f"{p}:{n}: not a scan record "
+                                        f"({e.msg})") from e
+                    if "refsweep_scan" in obj:
+                        if header and obj.get("tree") != header.get("tree"):
+                            raise ScanError(f"{p}: scan of {obj.get('tree')}"
+                                            f", not {header.get('tree')}")
+                        header = header or obj
+                    elif "path" in obj:
+                        by_path[obj["path"]] = obj
+                    else:
+                        raise ScanError(f"{p}:{n}: not a scan record")
+        except OSError as e:
+            raise ScanError(f"cannot read {p}: {e.strerror}") from e
+    if not header:
+        raise ScanError("no scan header found in "
+                        + ", ".join(str(p) for p in paths))
+    return header, [by_path[k] for k in sorted(by_path)]
+
+
+def write_merged(paths: list[Path], out: TextIO) -> int:
+    """Merge shard outputs into one scan; returns the number of files."""
+    header, files = read_scan(paths)
+    header = dict(header, shard="merged", files=len(files))
+    out.write(json.dumps(header) + "\n")
+    for obj in files:
+        out.write(json.dumps(obj) + "\n")
+    return len(files)

@@ -1,0 +1,33 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Install the Debian packages refsweep needs; skip what is present."""
+
+import subprocess
+
+PACKAGES = (
+    "coccinelle", "sparse", "linux-source-6.12", "python3-pytest", "mypy",
+    "flex", "bison", "bc", "libelf-dev", "libssl-dev", "git", "perl",
+    "gcc", "make", "xz-utils",
+)
+
+
+def missing(packages: tuple[str, ...] = PACKAGES) -> list[str]:
+    """The PACKAGES dpkg does not have installed."""
+    out = []
+    for p in packages:
+        res = subprocess.run(["dpkg-query", "-W", "-f=${Status}", p],
+                             capture_output=True, text=True, check=False)
+        if "install ok installed" not in res.stdout:
+            out.append(p)
+    return out
+
+
+def install(packages: tuple[str, ...] = PACKAGES) -> list[str]:
+    """apt-get install what is missing; returns what was installed."""
+    need = missing(packages)
+    if not need:
+        return []
+    env = {"DEBIAN_FRONTEND": "noninteractive", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+    subprocess.run(["apt-get", "update", "-q"], check=True, env=env)
+    subprocess.run(["apt-get", "install", "-y", "-q",
+                    "--no-install-recommends", *need], check=True, env=env)
+    return need

@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""The one-screen summary printed after classification."""
+
+from collections import Counter
+from typing import Any
+
+from refsweep.classify import VERDICTS, Verdict
+from refsweep.resolve import Variable
+
+
+def render(variables: dict[str, Variable], verdicts: dict[str, Verdict],
+           files: list[dict[str, Any]], stats: dict[str, int]) -> str:
+    by_verdict = Counter(v.verdict for v in verdicts.values())
+    by_type: dict[str, Counter[str]] = {}
+    for key, var in variables.items():
+        by_type.setdefault(var.type, Counter())[verdicts[key].verdict] += 1
+    total = len(variables) or 1
+    lines = [f"refsweep: {len(variables)} variables in {len(files)} files"]
+    lines.append("  verdict       count  share")
+    for v in VERDICTS:
+        lines.append(f"  {v:<12} {by_verdict[v]:>6}  "
+                     f"{100 * by_verdict[v] / total:5.1f}%")
+    safe = sum(by_verdict[v] for v in ("statistic", "id", "state"))
+    lines.append(f"  wrap-safe {safe} ({100 * safe / total:.1f}%), "
+                 f"checked {total - safe - by_verdict['unknown']}, "
+                 f"unknown {by_verdict['unknown']}")
+    lines.append("  type          " + " ".join(f"{v[:6]:>7}" for v in VERDICTS))
+    for t in sorted(by_type):
+        lines.append(f"  {t:<13} " + " ".join(f"{by_type[t][v]:>7}"
+                                               for v in VERDICTS))
+    failed = [f for f in files if f.get("trouble")]
+    partial = [f for f in files if not f.get("trouble")
+               and f.get("unparsed_ops")]
+    lines.append(f"  ops: {stats.get('ops', 0)} ({stats.get('resolved', 0)} "
+                 f"exact, {stats.get('ambiguous', 0)} ambiguous, "
+                 f"{stats.get('unresolved', 0)} unresolved, "
+                 f"{stats.get('helper_ops', 0)} in helpers)")
+    lines.append(f"  parse failures: {len(failed)} files failed "
+                 f"(timeout/error), {len(partial)} files partly unparsed")
+    for f in failed[:5]:
+        lines.append(f"    {f['path']}: {f['trouble']}")
+    if len(failed) > 5:
+        lines.append(f"    ... {len(failed) - 5} more (see --failures)")
+    return "\n".join(lines)
