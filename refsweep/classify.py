@@ -15,7 +15,6 @@ CHECKED = ("refcount", "usage", "unknown")
 WRAP_SAFE = ("statistic", "id", "state")
 VERDICTS = ("refcount", "usage", "statistic", "id", "state", "unknown")
 
-_GUARDS = {"inc_not_zero", "add_unless", "fetch_add_unless"}
 _STATE_BASES = {"set", "set_release", "xchg", "cmpxchg", "try_cmpxchg",
                 "read", "read_acquire", "and", "or", "xor", "andnot",
                 "fetch_and", "fetch_or", "fetch_xor", "fetch_andnot"}
@@ -43,7 +42,7 @@ def _has(use: str, verdict: str, rule: str, confidence: str) -> Rule:
 
 
 def _inc_not_zero(ev: list[dict[str, Any]]) -> Optional[Verdict]:
-    if any(e["base"] in _GUARDS for e in ev):
+    if any(e["guard"] for e in ev):
         return Verdict("refcount", "inc-not-zero", "medium")
     return None
 
@@ -82,7 +81,7 @@ def _id(ev: list[dict[str, Any]]) -> Optional[Verdict]:
 
 def _print_only(ev: list[dict[str, Any]]) -> Optional[Verdict]:
     uses = {e["use"] for e in ev}
-    if "print" in uses and uses <= {"mod", "print"}:
+    if uses == {"mod", "print"}:
         return Verdict("statistic", "print-only", "medium")
     return None
 

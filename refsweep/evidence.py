@@ -19,7 +19,7 @@ PRINT_CALLEES = re.compile(
     r"^(printk\w*|pr_\w+|dev_(err|warn|info|dbg|notice|crit|alert|emerg|"
     r"printk|err_probe)\w*|netdev_\w+|netif_\w*(err|warn|info|dbg)\w*|"
     r"seq_\w+|sysfs_emit\w*|v?s?n?c?printf|scnprintf|trace_\w+|nla_put\w*|"
-    r"__?put_user|copy_to_user|ethtool_\w+|drm_\w*(dbg|info|err|warn)\w*|"
+    r"(__)?put_user|copy_to_user|ethtool_\w+|drm_\w*(dbg|info|err|warn)\w*|"
     r"DRM_\w+|\w+_(dbg|debug|info|err|warn|notice|log|print\w*|printk)|"
     r"debugfs_\w+|audit_log\w*|WARN\w*_ONCE\w*|pr_cont|ata_\w*printk|"
     r"\w*_stat\w*|u64_stats_\w+|put_unaligned\w*|cpu_to_\w+|__stringify)$")
@@ -284,7 +284,7 @@ def _condition_use(op: atomic_api.AtomicOp, cmp: _Compare, ctx: Record,
         branch = _zero_branch(text, ctx, False, functions)
         use = _branch_use(branch) if op.decreases else "zero-test"
         return use, "value tested for non-zero"
-    if cmp.against_constant:
+    if cmp.against_constant and cmp.operator in ("==", "!="):
         return "state-test", f"compared with {cmp.other}"
     if cmp.against_zero:
         branch = _zero_branch(text, ctx, cmp.zero_when_true, functions)
@@ -323,10 +323,17 @@ def _bare_use(op: atomic_api.AtomicOp, op_pos: list[Any], text: Text,
     before = text.before(int(op_pos[1]), int(op_pos[2]), 40)
     if re.search(r"\bswitch\s*\(\s*$", before):
         return "state-test", "switch on the value"
+    if re.search(r"\bwhile\s*\(\s*$", before) and op.returns_value:
+        # do { ... } while (atomic_read(&x)): spatch records no context.
+        return "wait-zero", "do-while condition (busy wait)"
     statement = re.search(r"[;{}:]\s*$", before) or not before.strip()
     if not op.returns_value or (statement and not op.is_read
                                 and not op.is_zero_test):
-        if op.is_state_write and _constant_args(args[1:]):
+        if op.is_state_write and _constant_args(args[1:]) and (
+                op.base not in ("set", "set_release")
+                or _CONSTANT.match(args[-1].strip())):
+            # atomic_set(&x, 0) resets a counter; atomic_set(&x, FX_BUSY)
+            # or an exchange of literals moves a state word.
             return "state-test", f"{op.base} of a constant"
         if op.base in ("set", "set_release"):
             return "mod", "set"
@@ -372,7 +379,7 @@ def analyse_file(path: str, source: str, records: list[Record],
         use, detail = classify_use(op, pos, _innermost(ctx_by_op.get(site,
                                                                      [])),
                                    text, facts.functions, args)
-        ops.append(_op_record(op, counter, site[0], rec.get("function"),
+        ops.append(_op_record(op, counter, args, site[0], rec.get("function"),
                               use, detail, True, text, facts))
     missed = 0
     for s in facts.ops:
@@ -393,7 +400,7 @@ def analyse_file(path: str, source: str, records: list[Record],
             use, detail = "mod", "seen by text only"
         else:
             use, detail = "value", "value-returning op seen by text only"
-        ops.append(_op_record(op, counter, s.line, s.function, use, detail,
+        ops.append(_op_record(op, counter, args, s.line, s.function, use, detail,
                               False, text, facts))
     decls = []
     for d in facts.decls:
@@ -416,12 +423,22 @@ def _normalise(expr: str) -> str:
     return expr.strip()
 
 
-def _op_record(op: atomic_api.AtomicOp, counter: str, line: int,
-               function: Optional[str], use: str, detail: str,
+def _is_not_zero_guard(op: atomic_api.AtomicOp, args: list[str]) -> bool:
+    """inc_not_zero(v), or add_unless(v, 1, 0): take a reference only
+    while the count is not zero (lookup under RCU)."""
+    if op.base == "inc_not_zero":
+        return True
+    return op.base in ("add_unless", "fetch_add_unless") and len(args) == 3 \
+        and args[1].replace(" ", "") == "1" and args[2].replace(" ", "") == "0"
+
+
+def _op_record(op: atomic_api.AtomicOp, counter: str, args: list[str],
+               line: int, function: Optional[str], use: str, detail: str,
                parsed: bool, text: Text,
                facts: lexical.FileFacts) -> Record:
     counter = _normalise(counter)
     return {"op": op.name, "base": op.base, "counter": counter,
+            "guard": _is_not_zero_guard(op, args),
             "line": line, "function": function, "use": use,
             "detail": detail, "parsed": parsed,
             "base_type": _base_type(counter, line, text, facts)}

@@ -121,7 +121,8 @@ def attribute(files: list[Record], variables: dict[str, Variable],
             ev = {"op": op["op"], "at": f"{path}:{op['line']}",
                   "function": op["function"], "use": op["use"],
                   "detail": op["detail"], "parsed": op["parsed"],
-                  "ambiguous": False, "base": op["base"]}
+                  "ambiguous": False, "base": op["base"],
+                  "guard": op["guard"]}
             params = helper_params.get(op["function"] or "", {})
             plain = _PLAIN.match(op["counter"].lstrip("&"))
             if plain and not op["counter"].startswith("&") and \
