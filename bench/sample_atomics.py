@@ -54,9 +54,16 @@ EXCLUDED_TOP_DIRS = ("tools/", "Documentation/")
 
 # Words allowed before "atomic_t" on a declaration line.
 _QUAL = r"(?:static|volatile|const|register|__\w+(?:\([^()]*\))?)"
-_HEAD_RE = re.compile(
-    r"^\s*(?:" + _QUAL + r"\s+)*atomic_t\s+(?:(?:__private|__percpu|__rcu)\s+)*(?P<rest>.*)$"
-)
+ATOMIC_TYPES = ("atomic_t", "atomic64_t", "atomic_long_t")
+
+
+def _head_re(type_name: str) -> "re.Pattern[str]":
+    return re.compile(
+        r"^\s*(?:" + _QUAL + r"\s+)*" + type_name
+        + r"\s+(?:(?:__private|__percpu|__rcu)\s+)*(?P<rest>.*)$")
+
+
+_HEAD_RES = {t: _head_re(t) for t in ATOMIC_TYPES}
 # One declarator: NAME, optional [dims], optional attribute words, optional
 # initializer (checked separately).
 _DECL_RE = re.compile(
@@ -105,14 +112,14 @@ def _split_top_level(text: str) -> List[str]:
     return parts
 
 
-def declared_names(code: str) -> List[str]:
-    """Return the atomic_t variable names declared on ``code`` (may be [])."""
+def declared_names(code: str, type_name: str = "atomic_t") -> List[str]:
+    """Return the TYPE_NAME variable names declared on ``code`` (may be [])."""
     if code.rstrip().endswith("\\"):
         return []  # macro body
     code = _strip_comments(code)
     if not code or code.startswith("#"):
         return []
-    head = _HEAD_RE.match(code)
+    head = _HEAD_RES[type_name].match(code)
     if head is None:
         return []
     before = code[: head.start("rest")]
@@ -147,10 +154,10 @@ def _parse_grep_line(raw: str) -> Optional[tuple[str, int, str]]:
     return m.group("path"), int(m.group("line")), m.group("code")
 
 
-def candidates(tree: str) -> List[Decl]:
-    """All atomic_t declarations in ``tree``, sorted."""
+def candidates(tree: str, type_name: str = "atomic_t") -> List[Decl]:
+    """All TYPE_NAME declarations in ``tree``, sorted."""
     proc = subprocess.run(
-        ["git", "-C", tree, "grep", "-n", "-w", "-E", "atomic_t"],
+        ["git", "-C", tree, "grep", "-n", "-w", "-E", type_name],
         check=True,
         capture_output=True,
         text=True,
@@ -164,7 +171,7 @@ def candidates(tree: str) -> List[Decl]:
         path, line, code = parsed
         if path.startswith(EXCLUDED_TOP_DIRS):
             continue
-        for name in declared_names(code):
+        for name in declared_names(code, type_name):
             out.append(Decl(path, line, name))
     out.sort()
     return out

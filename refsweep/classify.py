@@ -134,7 +134,7 @@ def to_json(var: Variable, verdict: Verdict) -> dict[str, Any]:
     """The documented JSON object of one variable."""
     return {
         "key": var.key, "type": var.type, "decl": var.decl,
-        "scope": var.scope, "found_by": sorted(var.found_by),
+        "also_declared": var.decls[1:], "scope": var.scope, "found_by": sorted(var.found_by),
         "verdict": verdict.verdict, "rule": verdict.rule,
         "confidence": verdict.confidence, "group": var.group,
         "evidence": [

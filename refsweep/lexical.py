@@ -322,21 +322,21 @@ def _op_sites(lines: list[str], macro: set[int],
               funcs: list[FuncSpan]) -> list[OpSite]:
     text = "\n".join(lines)
     starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line) + 1)
+    for source_line in lines:
+        starts.append(starts[-1] + len(source_line) + 1)
     sites: list[OpSite] = []
     for m in _OP_CALL.finditer(text):
         op = atomic_api.decode(m.group(1))
         if op is None:
             continue
-        line = _line_of(starts, m.start())
-        col = m.start() - starts[line - 1]
+        lno = _line_of(starts, m.start())
+        col = m.start() - starts[lno - 1]
         args = _balanced(text, m.end() - 1)
         if args is None:
             continue
-        fn = function_at(funcs, line)
-        sites.append(OpSite(m.group(1), args, line, col, fn,
-                            (line - 1) in macro))
+        fn = function_at(funcs, lno)
+        sites.append(OpSite(m.group(1), args, lno, col, fn,
+                            (lno - 1) in macro))
     return sites
 
 

@@ -164,11 +164,11 @@ def _attribute_helper_calls(tree: Path,
                               pattern, "--", "*.c", "*.h", ":!tools",
                               ":!Documentation"],
                              capture_output=True, text=True, check=False)
-        for line in res.stdout.splitlines():
-            path, _sep, rest = line.partition(":")
-            lno, _sep, code = rest.partition(":")
+        for hit in res.stdout.splitlines():
+            path, _sep, rest = hit.partition(":")
+            lno_text, _sep, code = rest.partition(":")
             for m in re.finditer(pattern, code):
-                sites.append((path, int(lno), m.group(1),
+                sites.append((path, int(lno_text), m.group(1),
                               code[m.end() - 1:]))
     group_members: dict[tuple[str, int], set[str]] = {}
     for path, lno, name, call in sites:

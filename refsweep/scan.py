@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Optional, TextIO
 
-from refsweep import VERSION, evidence, lexical, spatch, workdir
+from refsweep import VERSION, atomic_api, evidence, lexical, spatch, workdir
 
 # Files that mention an atomic type or operation; spatch sees only these.
 PREFILTER = r"\batomic(64|_long)?_(t\b|[a-z0-9_]+\s*\()"
@@ -107,7 +107,7 @@ class Progress:
             self.stream.write("\n")
 
 
-def _analyse(tree: Path, path: str, content: bytes,
+def _analyse(path: str, content: bytes,
              records: list[dict[str, Any]], trouble: Optional[str]
              ) -> dict[str, Any]:
     source = content.decode("utf-8", errors="replace")
@@ -118,17 +118,31 @@ def _analyse(tree: Path, path: str, content: bytes,
     return result
 
 
+def _salts() -> tuple[str, str]:
+    """Cache salts: spatch records depend on the semantic patch only; the
+    analysed evidence also on the Python that derives it."""
+    raw = f"{VERSION}\0{spatch.cocci_text()}"
+    code = "".join(Path(m.__file__).read_text(encoding="utf-8")
+                   for m in (evidence, lexical, atomic_api)
+                   if m.__file__)
+    return raw, raw + "\0" + code
+
+
 def scan(tree: Path, files: list[str], jobs: int, out: TextIO,
          timeout: int = spatch.DEFAULT_TIMEOUT,
          shard_name: str = "1/1") -> dict[str, int]:
-    """Scan FILES of TREE, writing one JSON line per file to OUT."""
+    """Scan FILES of TREE, writing one JSON line per file to OUT.
+
+    Two caches keyed by file content: spatch's raw records (so a change to
+    the classifier's Python never reruns spatch) and the analysed evidence
+    (so an unchanged file costs one read and one lookup).
+    """
     spatch.check_spatch()
-    salt = f"{VERSION}\0{spatch.cocci_text()}\0{Path(evidence.__file__).read_text()}" \
-        f"\0{Path(lexical.__file__).read_text()}"
+    raw_salt, salt = _salts()
     out.write(json.dumps({"refsweep_scan": VERSION, "tree": str(tree),
                           "shard": shard_name, "files": len(files)}) + "\n")
     stats = {"files": len(files), "cached": 0, "scanned": 0, "troubles": 0}
-    todo: list[tuple[str, bytes, str]] = []
+    todo: list[tuple[str, bytes]] = []
     progress = Progress(len(files))
     for path in files:
         try:
@@ -140,32 +154,38 @@ def scan(tree: Path, files: list[str], jobs: int, out: TextIO,
                                   "trouble": f"unreadable: {e}"}) + "\n")
             stats["troubles"] += 1
             continue
-        key = _cache_key(content, salt)
-        hit = _cache_load(key)
+        hit = _cache_load(_cache_key(content, salt))
+        if hit is None:
+            records = _cache_load(_cache_key(content, raw_salt))
+            if records is not None:
+                hit = _analyse(path, content, records["records"], None)
+                _cache_store(_cache_key(content, salt), hit)
         if hit is not None:
             hit["path"] = path
             out.write(json.dumps(hit) + "\n")
             stats["cached"] += 1
             progress.step(1)
         else:
-            todo.append((path, content, key))
+            todo.append((path, content))
     batches = [todo[i:i + BATCH] for i in range(0, len(todo), BATCH)]
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = {pool.submit(spatch.run_batch, tree,
-                               [p for p, _c, _k in batch], timeout): batch
+                               [p for p, _c in batch], timeout): batch
                    for batch in batches}
         for fut in concurrent.futures.as_completed(futures):
             batch = futures[fut]
             result = fut.result()
-            for path, content, key in batch:
+            for path, content in batch:
                 trouble = result.troubles.get(path)
-                data = _analyse(tree, path, content,
-                                result.records.get(path, []), trouble)
+                found = result.records.get(path, [])
+                data = _analyse(path, content, found, trouble)
                 if trouble:
                     stats["troubles"] += 1
                 else:
                     # A file spatch choked on is retried next time.
-                    _cache_store(key, data)
+                    _cache_store(_cache_key(content, raw_salt),
+                                 {"records": found})
+                    _cache_store(_cache_key(content, salt), data)
                 out.write(json.dumps(data) + "\n")
                 stats["scanned"] += 1
             out.flush()

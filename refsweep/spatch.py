@@ -44,7 +44,8 @@ def check_spatch() -> str:
                           "('make setup')") from e
     if "Python scripting support: yes" not in res.stdout:
         raise SpatchError("this spatch has no Python scripting support")
-    return res.stdout.splitlines()[0]
+    version: str = res.stdout.splitlines()[0]
+    return version
 
 
 def cocci_text() -> str:
@@ -105,7 +106,9 @@ def res_failed_to_start(err: str) -> bool:
 def _text(data: Any) -> str:
     if data is None:
         return ""
-    return data.decode(errors="replace") if isinstance(data, bytes) else data
+    if isinstance(data, bytes):
+        return data.decode(errors="replace")
+    return str(data)
 
 
 def _record_file(rec: dict[str, Any]) -> str:

@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# refsweep: PaX-style refcount overflow protection for the current kernel.
+#
+#   make run     the main job: install, prepare Linux 6.12, scan, classify
+#   make test    install, then every test (pytest, mypy, core-patch KUnit)
+#   make bench   correctness and speed benchmarks (long)
+
+PYTHON   := /usr/bin/python3
+REFSWEEP := bin/refsweep
+JOBS     ?= $(shell nproc)
+WORK     ?= work
+TREE     ?= $(WORK)/trees/linux-6.12
+
+.PHONY: all run setup tree test pytest mypy core-test bench \
+	bench-deconverted bench-labelled bench-speed clean
+
+all: run
+
+setup:
+	$(REFSWEEP) setup
+
+run: setup
+	$(REFSWEEP) run --no-setup --jobs $(JOBS)
+
+tree: setup
+	$(REFSWEEP) tree 6.12
+
+test: setup
+	$(MAKE) core-test mypy pytest
+
+pytest:
+	$(PYTHON) -m pytest -q tests
+
+mypy:
+	mypy --python-executable $(PYTHON) --strict --ignore-missing-imports \
+		refsweep bench/verdicts.py bench/labelled.py
+
+core-test: tree
+	core-patch/run-tests $(TREE)
+
+bench: bench-deconverted bench-labelled bench-speed
+
+bench-deconverted: tree
+	$(PYTHON) bench/deconverted.py --tree $(TREE) --jobs $(JOBS)
+
+bench-labelled: tree
+	$(REFSWEEP) classify --tree $(TREE) --jobs $(JOBS) \
+		--json $(WORK)/verdicts/linux-6.12.jsonl
+	$(PYTHON) bench/labelled.py $(WORK)/verdicts/linux-6.12.jsonl
+
+bench-speed: tree
+	bench/speed.sh $(TREE)
+
+clean:
+	rm -rf $(WORK)/cache $(WORK)/scans $(WORK)/verdicts $(WORK)/tmp

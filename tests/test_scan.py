@@ -1,0 +1,119 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Scan mechanics with the real spatch: failures, cache, shards, bad input."""
+
+import io
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import TOP, make_tree, scan_tree
+from refsweep import scan
+
+GOOD = """\
+struct sc_obj {
+\tatomic_t refs;
+\tatomic_t hits;
+};
+
+void sc_put(struct sc_obj *o)
+{
+\tif (atomic_dec_and_test(&o->refs))
+\t\tkfree(o);
+}
+"""
+
+BROKEN = """\
+struct sc_bad {
+\tatomic_t refs;
+};
+
+void sc_bad_put(struct sc_bad *b)
+{
+\tif (atomic_dec_and_test(&b->refs)) {
+\t\tkfree(b);
+\t@@@ garbage ((( ;
+}
+"""
+
+
+def test_parse_failure_is_listed_and_ops_are_kept(tmp_path: Path) -> None:
+    tree = make_tree(tmp_path / "t", {"good.c": GOOD, "bad.c": BROKEN})
+    _header, files = scan_tree(tree)
+    by_path = {f["path"]: f for f in files}
+    assert by_path["good.c"]["unparsed_ops"] == 0
+    bad = by_path["bad.c"]
+    assert bad["unparsed_ops"] == 1
+    op = [o for o in bad["ops"] if o["counter"] == "&b->refs"]
+    assert op and not op[0]["parsed"] and op[0]["use"] == "zero-test"
+    assert [d["name"] for d in bad["decls"]] == ["refs"]
+
+
+def scan_once(tree: Path) -> tuple[dict[str, int], list[dict[str, object]]]:
+    out = io.StringIO()
+    stats = scan.scan(tree, scan.candidate_files(tree), 2, out)
+    lines = [json.loads(x) for x in out.getvalue().splitlines()]
+    return stats, lines[1:]
+
+
+def test_cache_rescans_only_changed_files(tmp_path: Path) -> None:
+    files = {f"f{i}.c": GOOD.replace("sc_", f"s{i}_") for i in range(4)}
+    tree = make_tree(tmp_path / "t", files)
+    first, _ = scan_once(tree)
+    assert first["scanned"] == 4 and first["cached"] == 0
+    second, records = scan_once(tree)
+    assert second["scanned"] == 0 and second["cached"] == 4
+    assert {r["path"] for r in records} == set(files)
+    (tree / "f2.c").write_text(GOOD.replace("sc_", "s2_") + "\n/* x */\n")
+    third, _ = scan_once(tree)
+    assert third["scanned"] == 1 and third["cached"] == 3
+
+
+def test_shards_cover_the_tree_and_merge(tmp_path: Path) -> None:
+    files = {f"d{i}/f.c": GOOD.replace("sc_", f"s{i}_") for i in range(7)}
+    tree = make_tree(tmp_path / "t", files)
+    names = scan.candidate_files(tree)
+    parts = [scan.shard(names, i, 3) for i in (1, 2, 3)]
+    assert sorted(sum(parts, [])) == names
+    assert all(parts) and not set(parts[0]) & set(parts[1])
+    outs = []
+    for i, part in enumerate(parts, 1):
+        p = tmp_path / f"s{i}.jsonl"
+        with open(p, "w") as f:
+            scan.scan(tree, part, 1, f, shard_name=f"{i}/3")
+        outs.append(p)
+    merged = io.StringIO()
+    assert scan.write_merged(outs, merged) == 7
+    with pytest.raises(scan.ScanError, match="need 1 <= I <= N"):
+        scan.shard(names, 4, 3)
+
+
+def test_corrupt_scan_input_names_file_and_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"refsweep_scan": "0.1", "tree": "/t"}\n{oops\n')
+    with pytest.raises(scan.ScanError, match=r"bad.jsonl:2: not a scan"):
+        scan.read_scan([bad])
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(TOP / "bin" / "refsweep"), *args],
+                          capture_output=True, text=True, check=False)
+
+
+def test_cli_rejects_wrong_options(tmp_path: Path) -> None:
+    res = run_cli("scan", "--tree", str(tmp_path), "--shard", "3/2")
+    assert res.returncode == 2 and "need 1 <= I <= N" in res.stderr
+    res = run_cli("scan", "--tree", str(tmp_path / "nope"))
+    assert res.returncode == 2 and "no such directory" in res.stderr
+
+
+def test_cli_classify_keeps_old_output_on_error(tmp_path: Path) -> None:
+    out = tmp_path / "v.jsonl"
+    out.write_text("previous\n")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    res = run_cli("classify", "--tree", str(tmp_path), "--scan", str(bad),
+                  "--json", str(out))
+    assert res.returncode == 1 and "bad.jsonl:1" in res.stderr
+    assert out.read_text() == "previous\n"
