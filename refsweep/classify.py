@@ -15,9 +15,6 @@ CHECKED = ("refcount", "usage", "unknown")
 WRAP_SAFE = ("statistic", "id", "state")
 VERDICTS = ("refcount", "usage", "statistic", "id", "state", "unknown")
 
-_STATE_BASES = {"set", "set_release", "xchg", "cmpxchg", "try_cmpxchg",
-                "read", "read_acquire", "and", "or", "xor", "andnot",
-                "fetch_and", "fetch_or", "fetch_xor", "fetch_andnot"}
 _DECREASE = {"dec", "sub", "dec_return", "sub_return", "fetch_dec",
              "fetch_sub"}
 _INCREASE = {"inc", "add", "inc_return", "add_return", "fetch_inc",
@@ -47,8 +44,49 @@ def _inc_not_zero(ev: list[dict[str, Any]]) -> Optional[Verdict]:
     return None
 
 
+_ARITH = _DECREASE | _INCREASE | {
+    "dec_and_test", "inc_and_test", "sub_and_test", "add_negative",
+    "inc_not_zero", "add_unless", "fetch_add_unless", "dec_if_positive",
+    "inc_unless_negative", "dec_unless_positive", "dec_and_lock",
+    "dec_and_lock_irqsave", "dec_and_raw_lock", "dec_and_raw_lock_irqsave",
+    "dec_and_mutex_lock"}
+
+
+def _no_arithmetic(ev: list[dict[str, Any]]) -> Optional[Verdict]:
+    """Never incremented, decremented, added to or subtracted from: a flag
+    or value holder.  Its zero tests are flag tests, and no overflow check
+    could ever fire on it."""
+    ops = [e for e in ev if e["use"] != "escape"]
+    if ops and not any(e["base"] in _ARITH for e in ops) and \
+            not all(e["ambiguous"] for e in ops) and \
+            any(e["base"] not in ("read", "read_acquire") for e in ops) and \
+            not any(e["use"] == "escape" for e in ev):
+        return Verdict("state", "state", "medium")
+    return None
+
+
+def _escapes(ev: list[dict[str, Any]]) -> Optional[Verdict]:
+    """The address goes where the rules cannot follow: whatever is done
+    there is unseen, so no wrap-safe verdict."""
+    if any(e["use"] == "escape" and not e["ambiguous"] for e in ev):
+        return Verdict("unknown", "escapes", "low")
+    return None
+
+
+def _gauge_value(ev: list[dict[str, Any]]) -> Optional[Verdict]:
+    """Counted up and down, and the value feeds code the rules cannot
+    judge: a count of live things that something consults."""
+    bases = {e["base"] for e in ev if not e["ambiguous"]}
+    if bases & _INCREASE and bases & _DECREASE and \
+            any(e["use"] == "value" for e in ev):
+        return Verdict("usage", "gauge-value", "low")
+    return None
+
+
 def _no_ops(ev: list[dict[str, Any]]) -> Optional[Verdict]:
-    return None if ev else Verdict("unknown", "no-ops", "low")
+    if any(e["use"] != "escape" for e in ev):
+        return None
+    return Verdict("unknown", "no-ops", "low")
 
 
 def _unjudged(ev: list[dict[str, Any]]) -> Optional[Verdict]:
@@ -58,21 +96,20 @@ def _unjudged(ev: list[dict[str, Any]]) -> Optional[Verdict]:
 
 
 def _ambiguous_only(ev: list[dict[str, Any]]) -> Optional[Verdict]:
-    if all(e["ambiguous"] for e in ev):
+    if all(e["ambiguous"] for e in ev if e["use"] != "escape"):
         return Verdict("unknown", "ambiguous-only", "low")
     return None
 
 
-def _state(ev: list[dict[str, Any]]) -> Optional[Verdict]:
-    uses = {e["use"] for e in ev}
-    if "state-test" in uses and uses <= {"state-test", "mod", "print"} \
-            and all(e["base"] in _STATE_BASES for e in ev):
-        return Verdict("state", "state", "medium")
-    return None
+def _uses(ev: list[dict[str, Any]]) -> set[str]:
+    """Uses that speak for this variable: an ambiguous address-taking is
+    most likely another struct's member of the same name."""
+    return {e["use"] for e in ev
+            if not (e["use"] == "escape" and e["ambiguous"])}
 
 
 def _id(ev: list[dict[str, Any]]) -> Optional[Verdict]:
-    uses = {e["use"] for e in ev}
+    uses = _uses(ev)
     if "id" in uses and uses <= {"id", "mod", "print"} and \
             not any(e["base"] in _DECREASE for e in ev):
         return Verdict("id", "id", "medium")
@@ -80,19 +117,20 @@ def _id(ev: list[dict[str, Any]]) -> Optional[Verdict]:
 
 
 def _print_only(ev: list[dict[str, Any]]) -> Optional[Verdict]:
-    uses = {e["use"] for e in ev}
+    uses = _uses(ev)
     if uses == {"mod", "print"}:
         return Verdict("statistic", "print-only", "medium")
     return None
 
 
 def _write_only(ev: list[dict[str, Any]]) -> Optional[Verdict]:
-    if {e["use"] for e in ev} <= {"mod"}:
+    if _uses(ev) <= {"mod"}:
         return Verdict("unknown", "write-only", "low")
     return None
 
 
 RULES: list[Rule] = [
+    _no_arithmetic,
     _has("zero-release", "refcount", "zero-release", "high"),
     _inc_not_zero,
     _has("zero-returned", "refcount", "zero-returned", "medium"),
@@ -100,10 +138,11 @@ RULES: list[Rule] = [
     _has("wait-zero", "usage", "wait-zero", "high"),
     _has("zero-test", "usage", "zero-test", "medium"),
     _has("limit", "usage", "limit", "medium"),
+    _gauge_value,
     _no_ops,
     _unjudged,
     _ambiguous_only,
-    _state,
+    _escapes,
     _id,
     _print_only,
     _write_only,

@@ -47,6 +47,8 @@ WAKE_CALLS = re.compile(
 _CMP_AFTER = re.compile(r"^\s*\)*\s*(==|!=|<=|>=|<|>)\s*([-(]?[\w.>\-]+)")
 _CMP_BEFORE = re.compile(r"([\w.>\-)]+)\s*(==|!=|<=|>=|<|>)\s*\(*\s*$")
 _CONSTANT = re.compile(r"^[A-Z][A-Z0-9_]*$")
+# Functions that export a counter by address (no atomic op at the site).
+_EXPORTS = re.compile(r"\b(debugfs_create_atomic_t)\s*\(")
 _EXITS = re.compile(r"\b(return|goto|break|continue)\b")
 _ARITH_AROUND = re.compile(r"[-+*/%&|^]\s*$|^\s*\)*\s*[-+*/%&|^<>]")
 
@@ -203,6 +205,11 @@ def classify_use(op: atomic_api.AtomicOp, op_pos: list[Any],
             return _compare_use(op, cmp)
         if op.increases and op.returns_value and not op.is_read:
             return "id", "new value returned"
+        if expr.strip() == op_text.strip():
+            fn = lexical.function_at(functions, int(op_pos[1]))
+            followed = _follow_getter(fn, text, op)
+            if followed:
+                return followed
         return "value", "value returned"
     if kind in ("assign", "local"):
         if op.is_zero_test or (cmp.operator and cmp.against_zero):
@@ -210,6 +217,12 @@ def classify_use(op: atomic_api.AtomicOp, op_pos: list[Any],
         if cmp.operator:
             return _compare_use(op, cmp)
         lhs = text.span(ctx["lhs"]) if ctx.get("lhs") else ""
+        if re.match(r"^\s*\w+\s*$", lhs) and _strip_casts(expr) == \
+                op_text.strip():
+            followed = _follow_local(lhs.strip(), int(op_pos[1]), text,
+                                     functions, op)
+            if followed:
+                return followed
         if op.increases and not op.is_read:
             return "id", f"new value stored in {lhs.strip()}"
         if op.base in ("xchg", "cmpxchg") and _constant_args(args[1:]):
@@ -232,10 +245,10 @@ def classify_use(op: atomic_api.AtomicOp, op_pos: list[Any],
             return _compare_use(op, cmp)
         if op.is_zero_test:
             return "zero-test", f"zero test passed to {callee}()"
-        if PRINT_CALLEES.match(callee):
-            return "print", f"printed by {callee}()"
         if op.increases and not op.is_read:
             return "id", f"new value passed to {callee}()"
+        if PRINT_CALLEES.match(callee):
+            return "print", f"printed by {callee}()"
         return "value", f"passed to {callee}()"
     if kind == "index":
         if op.increases and not op.is_read:
@@ -293,6 +306,85 @@ def _condition_use(op: atomic_api.AtomicOp, cmp: _Compare, ctx: Record,
             use = "zero-test"
         return use, f"compared with zero: zero branch {_summary(branch)}"
     return _compare_use(op, cmp)
+
+
+def _strip_casts(expr: str) -> str:
+    return re.sub(r"^\s*(\(\s*(unsigned|signed|int|long|u\d+|s\d+|bool|"
+                  r"size_t|unsigned int|unsigned long)\s*\)\s*)+", "",
+                  expr).strip()
+
+
+def _tests_of(name: str, code: str, op: atomic_api.AtomicOp
+              ) -> Optional[tuple[str, str]]:
+    """How CODE tests the variable NAME, as a use, if it does."""
+    word = re.escape(name)
+    for m in re.finditer(r"\b" + word + r"\b", code):
+        before = code[max(0, m.start() - 60):m.start()]
+        after = code[m.end():m.end() + 60]
+        if re.match(r"\s*=[^=]", after):
+            continue            # assigned again, not tested
+        cmp = _Compare(before + "\x00" + after, "\x00")
+        in_cond = re.search(r"\b(if|while)\s*\(\s*!?\s*$", before) or \
+            re.search(r"(&&|\|\|)\s*!?\s*$", before)
+        if cmp.operator:
+            if cmp.against_zero:
+                return "zero-test", f"kept in {name}, compared with zero"
+            if cmp.against_constant and cmp.operator in ("==", "!=") and \
+                    not (op.increases or op.decreases):
+                return "state-test", f"kept in {name}, compared with " \
+                    f"{cmp.other}"
+            return "limit", f"kept in {name}, compared {cmp.operator} " \
+                f"{cmp.other}"
+        if in_cond and re.match(r"\s*(\)|&&|\|\|)", after):
+            return "zero-test", f"kept in {name}, tested for non-zero"
+    return None
+
+
+def _follow_local(name: str, line: int, text: Text,
+                  functions: list[lexical.FuncSpan],
+                  op: atomic_api.AtomicOp) -> Optional[tuple[str, str]]:
+    """A value stored in a local: how the rest of the function tests it."""
+    for f in functions:
+        if f.body_start <= line <= f.body_end:
+            return _tests_of(name, text.lines_between(line, f.body_end), op)
+    return None
+
+
+def _follow_getter(fn: Optional[str], text: Text,
+                   op: atomic_api.AtomicOp) -> Optional[tuple[str, str]]:
+    """'return atomic_read(&x->n);' in FN: how callers in this file test
+    FN's result (one call level)."""
+    if not fn:
+        return None
+    code = "\n".join(text.lines)
+    for m in re.finditer(r"\b" + re.escape(fn) + r"\s*\(", code):
+        close = _matching_paren(code, m.end() - 1)
+        if close < 0 or re.match(r"\s*\{", code[close + 1:close + 40]):
+            continue
+        call = code[m.start():close + 1]
+        before = code[max(0, m.start() - 60):m.start()]
+        after = code[close + 1:close + 60]
+        if re.search(r"[\w*]\s+$", before) and not re.search(
+                r"\b(return|if|while)\s*\(?\s*$", before):
+            continue            # a declaration or definition
+        found = _tests_of("__refsweep_call__",
+                          before + "__refsweep_call__" + after, op)
+        if found:
+            return found[0], f"returned; caller {call[:40]} " + \
+                found[1].split(", ", 1)[-1]
+    return None
+
+
+def _matching_paren(code: str, open_at: int) -> int:
+    depth = 0
+    for k in range(open_at, min(len(code), open_at + 4000)):
+        if code[k] == "(":
+            depth += 1
+        elif code[k] == ")":
+            depth -= 1
+            if depth == 0:
+                return k
+    return -1
 
 
 def _compare_use(op: atomic_api.AtomicOp, cmp: _Compare) -> tuple[str, str]:
@@ -402,6 +494,19 @@ def analyse_file(path: str, source: str, records: list[Record],
             use, detail = "value", "value-returning op seen by text only"
         ops.append(_op_record(op, counter, args, s.line, s.function, use, detail,
                               False, text, facts))
+    for m in _EXPORTS.finditer("\n".join(text.lines)):
+        args = atomic_api.split_args(_balanced_args(text, m))
+        if args:
+            lno = "\n".join(text.lines)[:m.start()].count("\n") + 1
+            ops.append({"op": m.group(1), "base": "read",
+                        "counter": _normalise(args[-1]), "guard": False,
+                        "line": lno,
+                        "function": lexical.function_at(facts.functions, lno),
+                        "use": "print", "detail": f"exported by {m.group(1)}()",
+                        "parsed": True,
+                        "base_type": _base_type(_normalise(args[-1]), lno,
+                                                text, facts)})
+    ops.extend(_escapes(text, facts))
     decls = []
     for d in facts.decls:
         decls.append({"name": d.name, "type": d.type, "line": d.line,
@@ -415,6 +520,76 @@ def analyse_file(path: str, source: str, records: list[Record],
             "unparsed_ops": missed,
             "functions": [[f.name, f.body_start, f.body_end]
                           for f in facts.functions]}
+
+
+_ADDRESS = re.compile(
+    r"(?<![&\w)\]])&\s*(\(?\s*[A-Za-z_]\w*\s*\)?(?:\s*(?:->|\.)\s*\w+|"
+    r"\s*\[[^\]\n]*\])*)")
+
+
+def _escapes(text: Text, facts: lexical.FileFacts) -> list[Record]:
+    """Addresses taken outside atomic operations ("f(&x->users)",
+    "p = &x->users"): the counter may be changed out of sight."""
+    code = "\n".join(text.lines)
+    inside: list[tuple[int, int]] = []
+    for m in re.finditer(r"\b(?:raw_|arch_)?atomic(?:64|_long)?_\w+\s*\(",
+                         code):
+        close = _matching_paren(code, m.end() - 1)
+        if close > 0:
+            inside.append((m.start(), close))
+    starts = [0]
+    for line in text.lines:
+        starts.append(starts[-1] + len(line) + 1)
+    out: list[Record] = []
+    k = 0
+    inside.sort()
+    for m in _ADDRESS.finditer(code):
+        while k < len(inside) and inside[k][1] < m.start():
+            k += 1
+        if k < len(inside) and inside[k][0] <= m.start() <= inside[k][1]:
+            continue
+        counter = _normalise(m.group(1))
+        if not re.search(r"(->|\.)\w+$|^\(?\w+\)?$", counter):
+            continue
+        lno = lexical._line_of(starts, m.start())
+        if text.lines[lno - 1].lstrip().startswith("#"):
+            continue
+        callee = _enclosing_callee(code, m.start())
+        if callee in ("sizeof", "typeof", "offsetof", "__typeof__",
+                      "container_of", "ARRAY_SIZE") or \
+                (callee and _EXPORTS.match(callee + "(")):
+            continue
+        out.append({"op": f"&{counter}", "base": "escape",
+                    "counter": counter, "guard": False, "line": lno,
+                    "function": lexical.function_at(facts.functions, lno),
+                    "use": "escape", "callee": callee,
+                    "detail": (f"address passed to {callee}()" if callee
+                               else "address taken"),
+                    "parsed": True,
+                    "base_type": _base_type(counter, lno, text, facts)})
+    return out
+
+
+def _enclosing_callee(code: str, at: int) -> Optional[str]:
+    depth = 0
+    for k in range(at - 1, max(0, at - 400), -1):
+        ch = code[k]
+        if ch == ")":
+            depth += 1
+        elif ch == "(":
+            if depth == 0:
+                m = re.search(r"(\w+)\s*$", code[max(0, k - 60):k])
+                return m.group(1) if m else None
+            depth -= 1
+        elif ch in ";{}" and depth == 0:
+            return None
+    return None
+
+
+def _balanced_args(text: Text, m: "re.Match[str]") -> str:
+    code = "\n".join(text.lines)
+    close = _matching_paren(code, m.end() - 1)
+    return code[m.end():close] if close > 0 else ""
 
 
 def _normalise(expr: str) -> str:
@@ -456,8 +631,13 @@ def _base_type(counter: str, line: int, text: Text,
         if f.body_start <= line <= f.body_end:
             start = f.body_start
     region = text.lines_between(max(start - 6, 1), line)
-    found = re.findall(r"\b(struct|union)\s+(\w+)\s*\*?\s*(?:const\s+)?"
-                       + re.escape(var) + r"\b", region)
+    decl = re.compile(r"\b(struct|union)\s+(\w+)\s*\*?\s*(?:const\s+)?"
+                      + re.escape(var) + r"\s*[;,=)\[]")
+    found = decl.findall(region)
+    if not found:
+        # A file-scope object ("static struct foo_table tbl = {...}").
+        found = decl.findall("\n".join(
+            line for line in text.lines if not line.startswith((" ", "\t"))))
     if found:
         kind, tag = found[-1]
         return f"{kind} {tag}"

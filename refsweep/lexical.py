@@ -202,6 +202,9 @@ def _scan_tokens(toks: list[_Tok]) -> tuple[list[Decl], list[FuncSpan]]:
                       str]] = []
     stmt: list[_Tok] = []
     typedef_pending: list[Decl] = []
+    # Statements interrupted by an initializer's braces ("atomic_t p =
+    # { 0 };"): the braces belong to the statement, not to a scope.
+    init_saved: list[list[_Tok]] = []
 
     def cur_scope() -> tuple[str, Optional[str], Optional[str]]:
         fn = None
@@ -228,9 +231,15 @@ def _scan_tokens(toks: list[_Tok]) -> tuple[list[Decl], list[FuncSpan]]:
         if t == "{":
             words = [s.text for s in stmt]
             kind, tag, fname = _brace_kind(words, bool(stack), stack)
+            if kind == "init" or (stack and stack[-1][0] == "init"):
+                kind = "init"
+                init_saved.append(stmt + [tok])
             stack.append((kind, tag, fname, [], tok.line,
                           "typedef" if "typedef" in words else ""))
             stmt = []
+        elif t == "}" and stack and stack[-1][0] == "init":
+            stack.pop()
+            stmt = init_saved.pop() + [tok]
         elif t == "}":
             if stmt:
                 scope, tag, fn = cur_scope()
@@ -382,3 +391,25 @@ def scan_text(text: str) -> FileFacts:
     decls, funcs = _scan_tokens(_tokens(code))
     ops = _op_sites(lines, macro, funcs)
     return FileFacts(decls, ops, funcs)
+
+
+def reduce_for_spatch(text: str, facts: FileFacts) -> str:
+    """TEXT with the bodies of functions that never mention an atomic
+    blanked out, lines and columns kept.
+
+    spatch spends most of its time parsing; in a large driver only a few
+    functions touch atomics.  An emptied body cannot hide an operation (it
+    has none), and positions in the rest of the file stay valid.
+    """
+    lines = text.split("\n")
+    clean = strip_comments(text).split("\n")
+    for f in facts.functions:
+        first, last = f.body_start, f.body_end - 2   # 0-based interior
+        if last < first:
+            continue
+        body = "\n".join(clean[first:last + 1])
+        if "atomic" in body or "#" in body:
+            continue
+        for k in range(first, last + 1):
+            lines[k] = ""
+    return "\n".join(lines)

@@ -123,6 +123,8 @@ def attribute(files: list[Record], variables: dict[str, Variable],
                   "detail": op["detail"], "parsed": op["parsed"],
                   "ambiguous": False, "base": op["base"],
                   "guard": op["guard"]}
+            if op["use"] == "escape" and op.get("callee") in helper_params:
+                continue        # a helper call: attributed one level below
             params = helper_params.get(op["function"] or "", {})
             plain = _PLAIN.match(op["counter"].lstrip("&"))
             if plain and not op["counter"].startswith("&") and \
@@ -154,14 +156,16 @@ def _attribute_helper_calls(tree: Path,
                             stats: dict[str, int]) -> None:
     """One call level: a helper's evidence goes to what callers pass."""
     names = sorted({name for name, _i in helper_evidence
-                    if atomic_api.decode(name) is None})
+                    if "atomic" not in name})
     if not names:
         return
     sites: list[tuple[str, int, str, str]] = []
     for i in range(0, len(names), 200):
-        pattern = r"\b(" + "|".join(names[i:i + 200]) + r")\s*\("
-        res = subprocess.run(["git", "-C", str(tree), "grep", "-n", "-E",
-                              pattern, "--", "*.c", "*.h", ":!tools",
+        chunk = names[i:i + 200]
+        pattern = r"\b(" + "|".join(chunk) + r")\s*\("
+        fixed = [arg for n in chunk for arg in ("-e", n)]
+        res = subprocess.run(["git", "-C", str(tree), "grep", "-n", "-w",
+                              "-F", *fixed, "--", "*.c", "*.h", ":!tools",
                               ":!Documentation"],
                              capture_output=True, text=True, check=False)
         for hit in res.stdout.splitlines():

@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import pytest
 
@@ -42,9 +42,11 @@ def scan_tree(tree: Path, jobs: int = 1) -> tuple[dict[str, Any],
     return scan.read_scan([path])
 
 
-def classify_tree(tree: Path) -> dict[str, dict[str, Any]]:
-    """Scan and classify TREE; verdict objects by key."""
-    _header, files = scan_tree(tree)
+def classify_tree(tree: Path, files: Optional[list[dict[str, Any]]] = None
+                  ) -> dict[str, dict[str, Any]]:
+    """Scan (unless FILES are given) and classify TREE; verdicts by key."""
+    if files is None:
+        _header, files = scan_tree(tree)
     variables = resolve.collect_variables(files)
     resolve.attribute(files, variables, tree)
     verdicts = classify.classify(variables)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, classify_tree, make_tree
+from conftest import FIXTURES, classify_tree, make_tree, scan_tree
 
 _EXPECT = re.compile(r"^\s*\*\s*expect:\s*(.+?)\s+(\w+)\s+([\w-]+)\s*$")
 CASES = sorted(FIXTURES.glob("*.c"))
@@ -35,7 +35,12 @@ def test_fixture(fixture: Path, tmp_path: Path) -> None:
     assert expected, f"{fixture.name} has no expect: lines"
     tree = make_tree(tmp_path / "tree",
                      {fixture.name: fixture.read_text(encoding="utf-8")})
-    got = classify_tree(tree)
+    _header, files = scan_tree(tree)
+    broken = "expect-parse-failure: yes" in fixture.read_text()
+    unparsed = sum(f["unparsed_ops"] for f in files) + \
+        sum(1 for f in files if f.get("trouble"))
+    assert bool(unparsed) == broken, f"parse failures reported: {unparsed}"
+    got = classify_tree(tree, files)
     assert set(got) == set(expected), "variables differ from expectations"
     wrong = {k: ((got[k]["verdict"], got[k]["rule"]), expected[k])
              for k in expected if (got[k]["verdict"], got[k]["rule"])
