@@ -38,6 +38,16 @@ def _has(use: str, verdict: str, rule: str, confidence: str) -> Rule:
     return check
 
 
+def _limit(ev: list[dict[str, Any]]) -> Optional[Verdict]:
+    """Compared with a bound; or for equality, when it also goes down (a
+    count checked against a value, e.g. "== 1" for the last user)."""
+    if any(e["use"] == "limit" for e in ev) or (
+            any(e["use"] == "equality" for e in ev)
+            and any(e["base"] in _DECREASE for e in ev)):
+        return Verdict("usage", "limit", "medium")
+    return None
+
+
 def _inc_not_zero(ev: list[dict[str, Any]]) -> Optional[Verdict]:
     if any(e["guard"] for e in ev):
         return Verdict("refcount", "inc-not-zero", "medium")
@@ -110,7 +120,8 @@ def _uses(ev: list[dict[str, Any]]) -> set[str]:
 
 def _id(ev: list[dict[str, Any]]) -> Optional[Verdict]:
     uses = _uses(ev)
-    if "id" in uses and uses <= {"id", "mod", "print"} and \
+    if uses & {"id", "equality"} and uses <= {"id", "equality", "mod",
+                                             "print"} and \
             not any(e["base"] in _DECREASE for e in ev):
         return Verdict("id", "id", "medium")
     return None
@@ -137,7 +148,7 @@ RULES: list[Rule] = [
     _has("zero-wake", "usage", "zero-wake", "high"),
     _has("wait-zero", "usage", "wait-zero", "high"),
     _has("zero-test", "usage", "zero-test", "medium"),
-    _has("limit", "usage", "limit", "medium"),
+    _limit,
     _gauge_value,
     _no_ops,
     _unjudged,
@@ -149,8 +160,31 @@ RULES: list[Rule] = [
 ]
 
 
+# Uses that, if they were this variable's, would keep it checked.
+_CHECKED_USES = {"zero-release", "zero-wake", "zero-test", "zero-returned",
+                 "wait-zero", "limit", "equality", "value"}
+
+
 def decide(evidence: list[dict[str, Any]]) -> Verdict:
-    """The verdict for one variable's evidence."""
+    """The verdict for one variable's evidence.
+
+    Weak evidence (an op on a member of that name in a file that does not
+    include this struct's header, while it includes another's) decides
+    nothing, but it blocks a wrap-safe verdict when it would be checked
+    evidence were it this variable's.
+    """
+    strong = [e for e in evidence if not e.get("weak")]
+    weak = [e for e in evidence if e.get("weak")]
+    verdict = _first_rule(strong)
+    if verdict.verdict in WRAP_SAFE and any(
+            e["use"] in _CHECKED_USES or e["guard"] for e in weak):
+        return Verdict("unknown", "weak-conflict", "low")
+    if verdict.rule == "no-ops" and weak:
+        return Verdict("unknown", "ambiguous-only", "low")
+    return verdict
+
+
+def _first_rule(evidence: list[dict[str, Any]]) -> Verdict:
     for rule in RULES:
         v = rule(evidence)
         if v is not None:
@@ -178,7 +212,8 @@ def to_json(var: Variable, verdict: Verdict) -> dict[str, Any]:
         "confidence": verdict.confidence, "group": var.group,
         "evidence": [
             {k: e[k] for k in ("op", "at", "function", "use", "detail",
-                               "parsed", "ambiguous", "via") if k in e}
+                               "parsed", "ambiguous", "weak", "via")
+             if k in e}
             for e in var.evidence],
     }
 

@@ -8,6 +8,7 @@ positions spatch gave.  Everything here depends on one file only, so the
 result is cached by file content.
 """
 
+import posixpath
 import re
 from typing import Any, Optional
 
@@ -297,8 +298,6 @@ def _condition_use(op: atomic_api.AtomicOp, cmp: _Compare, ctx: Record,
         branch = _zero_branch(text, ctx, False, functions)
         use = _branch_use(branch) if op.decreases else "zero-test"
         return use, "value tested for non-zero"
-    if cmp.against_constant and cmp.operator in ("==", "!="):
-        return "state-test", f"compared with {cmp.other}"
     if cmp.against_zero:
         branch = _zero_branch(text, ctx, cmp.zero_when_true, functions)
         use = _branch_use(branch)
@@ -327,14 +326,8 @@ def _tests_of(name: str, code: str, op: atomic_api.AtomicOp
         in_cond = re.search(r"\b(if|while)\s*\(\s*!?\s*$", before) or \
             re.search(r"(&&|\|\|)\s*!?\s*$", before)
         if cmp.operator:
-            if cmp.against_zero:
-                return "zero-test", f"kept in {name}, compared with zero"
-            if cmp.against_constant and cmp.operator in ("==", "!=") and \
-                    not (op.increases or op.decreases):
-                return "state-test", f"kept in {name}, compared with " \
-                    f"{cmp.other}"
-            return "limit", f"kept in {name}, compared {cmp.operator} " \
-                f"{cmp.other}"
+            use, detail = _compare_use(op, cmp)
+            return use, f"kept in {name}, {detail}"
         if in_cond and re.match(r"\s*(\)|&&|\|\|)", after):
             return "zero-test", f"kept in {name}, tested for non-zero"
     return None
@@ -387,12 +380,24 @@ def _matching_paren(code: str, open_at: int) -> int:
     return -1
 
 
+_LIMIT_WORDS = re.compile(r"MAX|LIMIT|THRESH|MIN|HIGH|LOW|BUDGET|QUOTA|WATER|"
+                          r"SIZE|NUM|NR_|COUNT|DEPTH|LEN|CAP")
+
+
 def _compare_use(op: atomic_api.AtomicOp, cmp: _Compare) -> tuple[str, str]:
     if cmp.against_zero:
         return "zero-test", "compared with zero"
-    if cmp.against_constant and cmp.operator in ("==", "!="):
-        return "state-test", f"compared with {cmp.other}"
-    return "limit", f"compared {cmp.operator} {cmp.other}"
+    other = cmp.other or ""
+    if cmp.operator in ("==", "!="):
+        if cmp.against_constant and _LIMIT_WORDS.search(other):
+            return "limit", f"compared {cmp.operator} {other}"
+        if cmp.against_constant and not (op.increases or op.decreases):
+            return "state-test", f"compared with {other}"
+        # A sequence or generation number checked against a snapshot or a
+        # sentinel, or a count checked against a value: the classifier
+        # tells them apart by whether the variable is ever decremented.
+        return "equality", f"compared {cmp.operator} {other}"
+    return "limit", f"compared {cmp.operator} {other}"
 
 
 def _summary(branch: str) -> str:
@@ -517,7 +522,7 @@ def analyse_file(path: str, source: str, records: list[Record],
                                    if (d.name, d.line) in spatch_decls
                                    else ["lexical"])})
     return {"path": path, "decls": decls, "ops": ops, "helpers": helpers,
-            "unparsed_ops": missed,
+            "unparsed_ops": missed, "includes": _includes(path, source),
             "functions": [[f.name, f.body_start, f.body_end]
                           for f in facts.functions]}
 
@@ -590,6 +595,23 @@ def _balanced_args(text: Text, m: "re.Match[str]") -> str:
     code = "\n".join(text.lines)
     close = _matching_paren(code, m.end() - 1)
     return code[m.end():close] if close > 0 else ""
+
+
+_INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+
+
+def _includes(path: str, source: str) -> list[str]:
+    """Tree paths of the headers PATH includes directly (best effort)."""
+    out = []
+    here = posixpath.dirname(path)
+    for m in _INCLUDE.finditer(source):
+        name = m.group(2)
+        if m.group(1) == '"':
+            out.append(posixpath.normpath(posixpath.join(here, name)))
+        else:
+            out.append("include/" + name)
+            out.append("include/uapi/" + name)
+    return out
 
 
 def _normalise(expr: str) -> str:

@@ -67,6 +67,8 @@ class Index:
 
     def __init__(self, variables: dict[str, Variable]) -> None:
         self.variables = variables
+        self.decl_paths = {k: {d.rsplit(":", 1)[0] for d in v.decls}
+                           for k, v in variables.items()}
         self.members: dict[str, list[str]] = {}
         self.globals: dict[str, list[str]] = {}
         for key, var in variables.items():
@@ -74,6 +76,20 @@ class Index:
                 self.members.setdefault(key.rsplit(".", 1)[1], []).append(key)
             elif var.scope == "file":
                 self.globals.setdefault(key.rsplit(":", 1)[1], []).append(key)
+
+    def narrow(self, cands: list[str], near: set[str]
+               ) -> list[tuple[str, str]]:
+        """Candidates as (key, level): level "exact" for a single
+        candidate, else those declared in the file or a header it includes
+        directly are "ambiguous" (or "exact" when alone) and the rest
+        "weak"."""
+        if len(cands) == 1:
+            return [(cands[0], "exact")]
+        close = [k for k in cands if self.decl_paths[k] & near]
+        if not close:
+            return [(k, "ambiguous") for k in cands]
+        level = "exact" if len(close) == 1 else "ambiguous"
+        return [(k, level if k in close else "weak") for k in cands]
 
     def resolve(self, path: str, function: Optional[str], counter: str,
                 base_type: Optional[str]) -> tuple[list[str], bool]:
@@ -106,7 +122,8 @@ def attribute(files: list[Record], variables: dict[str, Variable],
     """Give each operation to its variables; link helper groups."""
     index = Index(variables)
     stats = {"ops": 0, "resolved": 0, "ambiguous": 0, "unresolved": 0,
-             "helper_ops": 0, "helper_calls": 0}
+             "helper_ops": 0, "helper_calls": 0, "escapes": 0,
+             "escapes_unresolved": 0}
     # helper name -> {param index: [evidence]}
     helper_params: dict[str, dict[int, str]] = {}
     for f in files:
@@ -116,8 +133,10 @@ def attribute(files: list[Record], variables: dict[str, Variable],
     helper_evidence: dict[tuple[str, int], list[Record]] = {}
     for f in files:
         path = f["path"]
+        near = {path, *f.get("includes", [])}
         for op in f["ops"]:
-            stats["ops"] += 1
+            if op["use"] != "escape":
+                stats["ops"] += 1
             ev = {"op": op["op"], "at": f"{path}:{op['line']}",
                   "function": op["function"], "use": op["use"],
                   "detail": op["detail"], "parsed": op["parsed"],
@@ -137,12 +156,22 @@ def attribute(files: list[Record], variables: dict[str, Variable],
                 continue
             keys, ambiguous = index.resolve(path, op["function"],
                                             op["counter"], op["base_type"])
+            escape = op["use"] == "escape"
             if not keys:
-                stats["unresolved"] += 1
+                stats["unresolved" if not escape else "escapes_unresolved"] += 1
                 continue
-            stats["ambiguous" if ambiguous else "resolved"] += 1
-            for key in keys:
-                variables[key].evidence.append(dict(ev, ambiguous=ambiguous))
+            levels = index.narrow(keys, near) if ambiguous else \
+                [(k, "exact") for k in keys]
+            if escape:
+                # An address of some other struct's member of that name is
+                # no news about this one: keep only the close candidates.
+                levels = [(k, lv) for k, lv in levels if lv != "weak"]
+                stats["escapes"] += 1
+            else:
+                stats["ambiguous" if ambiguous else "resolved"] += 1
+            for key, level in levels:
+                variables[key].evidence.append(
+                    dict(ev, ambiguous=level != "exact", weak=level == "weak"))
     if helper_evidence and tree is not None:
         _attribute_helper_calls(tree, helper_evidence, index, variables,
                                 stats)
@@ -188,7 +217,8 @@ def _attribute_helper_calls(tree: Path,
             for key in keys:
                 variables[key].evidence.extend(
                     dict(ev, ambiguous=ambiguous or ev["ambiguous"],
-                         via=f"{name}() at {path}:{lno}") for ev in evs)
+                         weak=False, via=f"{name}() at {path}:{lno}")
+                    for ev in evs)
                 group_members.setdefault((hname, idx), set()).add(key)
     _link_groups(group_members.values(), variables)
 

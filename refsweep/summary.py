@@ -34,7 +34,8 @@ def render(variables: dict[str, Variable], verdicts: dict[str, Verdict],
     lines.append(f"  ops: {stats.get('ops', 0)} ({stats.get('resolved', 0)} "
                  f"exact, {stats.get('ambiguous', 0)} ambiguous, "
                  f"{stats.get('unresolved', 0)} unresolved, "
-                 f"{stats.get('helper_ops', 0)} in helpers)")
+                 f"{stats.get('helper_ops', 0)} in helpers); "
+                 f"{stats.get('escapes', 0)} addresses taken")
     lines.append(f"  parse failures: {len(failed)} files failed "
                  f"(timeout/error), {len(partial)} files partly unparsed")
     for f in failed[:5]:
