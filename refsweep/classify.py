@@ -105,12 +105,6 @@ def _unjudged(ev: list[dict[str, Any]]) -> Optional[Verdict]:
     return None
 
 
-def _ambiguous_only(ev: list[dict[str, Any]]) -> Optional[Verdict]:
-    if all(e["ambiguous"] for e in ev if e["use"] != "escape"):
-        return Verdict("unknown", "ambiguous-only", "low")
-    return None
-
-
 def _uses(ev: list[dict[str, Any]]) -> set[str]:
     """Uses that speak for this variable: an ambiguous address-taking is
     most likely another struct's member of the same name."""
@@ -140,7 +134,16 @@ def _write_only(ev: list[dict[str, Any]]) -> Optional[Verdict]:
     return None
 
 
+def _no_exact(ev: list[dict[str, Any]]) -> Optional[Verdict]:
+    """Every operation might be another variable's: decide nothing."""
+    ops = [e for e in ev if e["use"] != "escape"]
+    if ops and all(e["ambiguous"] for e in ops):
+        return Verdict("unknown", "ambiguous-only", "low")
+    return None
+
+
 RULES: list[Rule] = [
+    _no_exact,
     _no_arithmetic,
     _has("zero-release", "refcount", "zero-release", "high"),
     _inc_not_zero,
@@ -152,7 +155,6 @@ RULES: list[Rule] = [
     _gauge_value,
     _no_ops,
     _unjudged,
-    _ambiguous_only,
     _escapes,
     _id,
     _print_only,

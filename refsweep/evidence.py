@@ -388,6 +388,11 @@ def _compare_use(op: atomic_api.AtomicOp, cmp: _Compare) -> tuple[str, str]:
     if cmp.against_zero:
         return "zero-test", "compared with zero"
     other = cmp.other or ""
+    if cmp.operator in ("==", "!=") and op.increases and not op.is_read \
+            and not (cmp.against_constant and not _LIMIT_WORDS.search(other)):
+        # "atomic_inc_return(&x->errors) == 1", "== size": counting up to
+        # a mark; a named sentinel ("== AUDIT_SID_UNSET") is an equality.
+        return "limit", f"new value compared {cmp.operator} {other}"
     if cmp.operator in ("==", "!="):
         if cmp.against_constant and _LIMIT_WORDS.search(other):
             return "limit", f"compared {cmp.operator} {other}"

@@ -83,6 +83,12 @@ class Index:
         candidate, else those declared in the file or a header it includes
         directly are "ambiguous" (or "exact" when alone) and the rest
         "weak"."""
+        # A struct declared only in .c files is visible in those files
+        # alone: it cannot be the target of an op elsewhere.
+        cands = [k for k in cands
+                 if not k.startswith(("struct ", "union "))
+                 or self.decl_paths[k] & near
+                 or any(not p.endswith(".c") for p in self.decl_paths[k])]
         if len(cands) == 1:
             return [(cands[0], "exact")]
         close = [k for k in cands if self.decl_paths[k] & near]
@@ -162,10 +168,15 @@ def attribute(files: list[Record], variables: dict[str, Variable],
                 continue
             levels = index.narrow(keys, near) if ambiguous else \
                 [(k, "exact") for k in keys]
+            if not levels:
+                stats["unresolved" if not escape else "escapes_unresolved"] += 1
+                continue
             if escape:
-                # An address of some other struct's member of that name is
-                # no news about this one: keep only the close candidates.
-                levels = [(k, lv) for k, lv in levels if lv != "weak"]
+                # An address of some member of that name is news about
+                # this variable only if its declaration is close: the
+                # member may well not be atomic at all.
+                levels = [(k, lv) for k, lv in levels
+                          if index.decl_paths[k] & near]
                 stats["escapes"] += 1
             else:
                 stats["ambiguous" if ambiguous else "resolved"] += 1
