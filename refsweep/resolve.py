@@ -6,12 +6,14 @@ See Documentation/classification.rst, "Variables and keys" and
 target cannot be told apart is given to every candidate, marked ambiguous.
 """
 
+import json
+import posixpath
 import re
 import subprocess
 from pathlib import Path
 from typing import Any, Optional
 
-from refsweep import atomic_api
+from refsweep import atomic_api, workdir
 
 Record = dict[str, Any]
 _MEMBER = re.compile(r"(?:->|\.)(\w+)(?:\[[^\]]*\])*\)*$")
@@ -123,10 +125,81 @@ class Index:
         return [], False
 
 
+class IncludeGraph:
+    """Which headers a file sees, through #include, transitively.
+
+    Used to rank the candidates of an ambiguous member: a struct whose
+    header a file cannot see is not what its code operates on.  Include
+    paths are resolved best-effort (no -I flags, every arch's asm/), so a
+    miss only makes evidence weak, never drops it.  Cached per tree HEAD
+    commit (a re-run on changed working files reuses it: a stale edge only
+    moves evidence between close and weak).
+    """
+
+    _LINE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
+
+    def __init__(self, tree: Optional[Path]) -> None:
+        self.edges: dict[str, list[str]] = {}
+        self.memo: dict[str, frozenset[str]] = {}
+        if tree is None:
+            return
+        head = subprocess.run(["git", "-C", str(tree), "rev-parse", "HEAD"],
+                              capture_output=True, text=True,
+                              check=False).stdout.strip()
+        cache = workdir.sub("cache") / f"includes-{head}.json"
+        if head and cache.is_file():
+            self.edges = json.loads(cache.read_text(encoding="utf-8"))
+            return
+        res = subprocess.run(["git", "-C", str(tree), "grep", "-n", "-F",
+                              "-e", "include", "--", "*.c", "*.h",
+                              ":!tools", ":!Documentation"],
+                             capture_output=True, text=True, check=False)
+        for hit in res.stdout.splitlines():
+            path, _sep, rest = hit.partition(":")
+            _lno, _sep, code = rest.partition(":")
+            m = self._LINE.match(code)
+            if m:
+                self.edges.setdefault(path, []).extend(
+                    _include_targets(path, m.group(1), m.group(2)))
+        if head:
+            cache.write_text(json.dumps(self.edges), encoding="utf-8")
+
+    def sees(self, path: str) -> frozenset[str]:
+        """Every file PATH includes, transitively, and PATH itself."""
+        if path in self.memo:
+            return self.memo[path]
+        seen = {path}
+        todo = [path]
+        while todo:
+            cur = todo.pop()
+            for nxt in self.edges.get(cur, ()):
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        out = frozenset(seen)
+        self.memo[path] = out
+        return out
+
+
+def _include_targets(path: str, kind: str, name: str) -> list[str]:
+    if kind == '"':
+        base = path.rsplit("/", 1)[0] if "/" in path else ""
+        return [posixpath.normpath(posixpath.join(base, name))]
+    out = ["include/" + name, "include/uapi/" + name]
+    if name.startswith("asm/"):
+        # The file's own arch, else x86 (the default build) and generic.
+        arch = path.split("/")[1] if path.startswith("arch/") else "x86"
+        out += [f"arch/{arch}/include/{name}",
+                f"arch/{arch}/include/uapi/{name}",
+                "include/asm-generic/" + name[4:]]
+    return out
+
+
 def attribute(files: list[Record], variables: dict[str, Variable],
               tree: Optional[Path]) -> dict[str, int]:
     """Give each operation to its variables; link helper groups."""
     index = Index(variables)
+    graph = IncludeGraph(tree)
     stats = {"ops": 0, "resolved": 0, "ambiguous": 0, "unresolved": 0,
              "helper_ops": 0, "helper_calls": 0, "escapes": 0,
              "escapes_unresolved": 0}
@@ -166,8 +239,8 @@ def attribute(files: list[Record], variables: dict[str, Variable],
             if not keys:
                 stats["unresolved" if not escape else "escapes_unresolved"] += 1
                 continue
-            levels = index.narrow(keys, near) if ambiguous else \
-                [(k, "exact") for k in keys]
+            levels = index.narrow(keys, near | graph.sees(path)) \
+                if ambiguous else [(k, "exact") for k in keys]
             if not levels:
                 stats["unresolved" if not escape else "escapes_unresolved"] += 1
                 continue
