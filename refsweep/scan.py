@@ -139,14 +139,21 @@ def _batches(todo: list[tuple[str, bytes]]) -> list[list[tuple[str, bytes]]]:
     return out
 
 
+def _module_text() -> str:
+    return "".join(Path(m.__file__).read_text(encoding="utf-8")
+                   for m in (evidence, lexical, atomic_api) if m.__file__)
+
+
+# Read when the modules are loaded, so that the salt describes the code
+# that runs even if the files change under a long scan.
+_CODE_TEXT = _module_text()
+
+
 def _salts() -> tuple[str, str]:
     """Cache salts: spatch records depend on the semantic patch only; the
     analysed evidence also on the Python that derives it."""
     raw = f"{VERSION}\0{spatch.cocci_text()}"
-    code = "".join(Path(m.__file__).read_text(encoding="utf-8")
-                   for m in (evidence, lexical, atomic_api)
-                   if m.__file__)
-    return raw, raw + "\0" + code
+    return raw, raw + "\0" + _CODE_TEXT
 
 
 def scan(tree: Path, files: list[str], jobs: int, out: TextIO,
