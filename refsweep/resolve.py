@@ -79,7 +79,7 @@ class Index:
             elif var.scope == "file":
                 self.globals.setdefault(key.rsplit(":", 1)[1], []).append(key)
 
-    def narrow(self, cands: list[str], near: set[str]
+    def narrow(self, cands: list[str], near: frozenset[str]
                ) -> list[tuple[str, str]]:
         """Candidates as (key, level): level "exact" for a single
         candidate, else those declared in the file or a header it includes
@@ -213,6 +213,7 @@ def attribute(files: list[Record], variables: dict[str, Variable],
     for f in files:
         path = f["path"]
         near = {path, *f.get("includes", [])}
+        sees: Optional[frozenset[str]] = None
         for op in f["ops"]:
             if op["use"] != "escape":
                 stats["ops"] += 1
@@ -239,7 +240,9 @@ def attribute(files: list[Record], variables: dict[str, Variable],
             if not keys:
                 stats["unresolved" if not escape else "escapes_unresolved"] += 1
                 continue
-            levels = index.narrow(keys, near | graph.sees(path)) \
+            if ambiguous and sees is None:
+                sees = frozenset(near) | graph.sees(path)
+            levels = index.narrow(keys, sees or frozenset()) \
                 if ambiguous else [(k, "exact") for k in keys]
             if not levels:
                 stats["unresolved" if not escape else "escapes_unresolved"] += 1

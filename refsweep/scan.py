@@ -10,6 +10,7 @@ import concurrent.futures
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from refsweep import VERSION, atomic_api, evidence, lexical, spatch, workdir
 
 # Files that mention an atomic type or operation; spatch sees only these.
 PREFILTER = r"\batomic(64|_long)?_(t\b|[a-z0-9_]+\s*\()"
+_PREFILTER_RE = re.compile(PREFILTER)
 EXCLUDED = ("tools/", "Documentation/", "scripts/")
 # The files that define the atomic API itself, not users of it.
 API_FILES = ("include/linux/atomic", "include/asm-generic/atomic",
@@ -35,7 +37,9 @@ class ScanError(Exception):
 
 def candidate_files(tree: Path, paths: Iterable[str] = ()) -> list[str]:
     """C files under PATHS that mention atomics, sorted, API files dropped."""
-    cmd = ["git", "-C", str(tree), "grep", "-l", "-E", PREFILTER, "--",
+    # A fixed-string grep is ten times faster than git's regex engine on a
+    # whole tree; the regex then runs on the few thousand files it lists.
+    cmd = ["git", "-C", str(tree), "grep", "-l", "-F", "-e", "atomic", "--",
            *(paths or ["."])]
     res = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if res.returncode not in (0, 1):
@@ -46,7 +50,13 @@ def candidate_files(tree: Path, paths: Iterable[str] = ()) -> list[str]:
             continue
         if f.startswith(API_FILES) or "/asm/atomic" in f:
             continue
-        files.append(f)
+        try:
+            text = (tree / f).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            files.append(f)     # the scan reports it as unreadable
+            continue
+        if _PREFILTER_RE.search(text):
+            files.append(f)
     return sorted(files)
 
 
@@ -188,12 +198,14 @@ def scan(tree: Path, files: list[str], jobs: int, out: TextIO,
         if hit is None:
             records = _cache_load(_cache_key(content, raw_salt))
             if records is not None:
-                hit = _analyse(path, content, records["records"], None)
+                hit = _analyse(path, content, records["records"],
+                               records.get("trouble"))
                 _cache_store(_cache_key(content, salt), hit)
         if hit is not None:
             hit["path"] = path
             out.write(json.dumps(hit) + "\n")
             stats["cached"] += 1
+            stats["troubles"] += 1 if hit.get("trouble") else 0
             progress.step(1)
         else:
             todo.append((path, content))
@@ -220,11 +232,11 @@ def scan(tree: Path, files: list[str], jobs: int, out: TextIO,
                 data = _analyse(path, content, found, trouble, facts[path])
                 if trouble:
                     stats["troubles"] += 1
-                else:
-                    # A file spatch choked on is retried next time.
-                    _cache_store(_cache_key(content, raw_salt),
-                                 {"records": found})
-                    _cache_store(_cache_key(content, salt), data)
+                # A file spatch choked on is cached with its trouble: the
+                # same content chokes it again (change --timeout to retry).
+                _cache_store(_cache_key(content, raw_salt),
+                             {"records": found, "trouble": trouble})
+                _cache_store(_cache_key(content, salt), data)
                 out.write(json.dumps(data) + "\n")
                 stats["scanned"] += 1
             out.flush()

@@ -64,7 +64,7 @@ def run_batch(tree: Path, files: list[str],
            "--file-groups", str(groups)]
     # A wall-clock guard on top of spatch's own per-file timeout: spatch
     # has been seen to hang outside the code its --timeout covers.
-    guard = timeout * len(files) + 60
+    guard = timeout * len(files) + 30
     try:
         res = subprocess.run(cmd, cwd=tree, capture_output=True, text=True,
                              env=_CLEAN_ENV, timeout=guard, check=False)
