@@ -79,25 +79,33 @@ class Index:
             elif var.scope == "file":
                 self.globals.setdefault(key.rsplit(":", 1)[1], []).append(key)
 
-    def narrow(self, cands: list[str], near: frozenset[str]
+    def narrow(self, cands: list[str], tiers: list[frozenset[str]]
                ) -> list[tuple[str, str]]:
-        """Candidates as (key, level): level "exact" for a single
-        candidate, else those declared in the file or a header it includes
-        directly are "ambiguous" (or "exact" when alone) and the rest
-        "weak"."""
+        """Candidates as (key, level).
+
+        TIERS are sets of paths, nearest first (the file itself, headers
+        it includes directly, headers it sees transitively).  The
+        candidates declared in the first tier that has any are close:
+        "exact" if alone, else "ambiguous"; the others are "weak".  With
+        no close candidate all are "ambiguous".  Weak evidence can only
+        block a wrap-safe verdict, so a wrong preference costs a decision,
+        never safety.
+        """
+        everything = frozenset().union(*tiers) if tiers else frozenset()
         # A struct declared only in .c files is visible in those files
         # alone: it cannot be the target of an op elsewhere.
         cands = [k for k in cands
                  if not k.startswith(("struct ", "union "))
-                 or self.decl_paths[k] & near
+                 or self.decl_paths[k] & everything
                  or any(not p.endswith(".c") for p in self.decl_paths[k])]
         if len(cands) == 1:
             return [(cands[0], "exact")]
-        close = [k for k in cands if self.decl_paths[k] & near]
-        if not close:
-            return [(k, "ambiguous") for k in cands]
-        level = "exact" if len(close) == 1 else "ambiguous"
-        return [(k, level if k in close else "weak") for k in cands]
+        for tier in tiers:
+            close = [k for k in cands if self.decl_paths[k] & tier]
+            if close:
+                level = "exact" if len(close) == 1 else "ambiguous"
+                return [(k, level if k in close else "weak") for k in cands]
+        return [(k, "ambiguous") for k in cands]
 
     def resolve(self, path: str, function: Optional[str], counter: str,
                 base_type: Optional[str]) -> tuple[list[str], bool]:
@@ -212,8 +220,8 @@ def attribute(files: list[Record], variables: dict[str, Variable],
     helper_evidence: dict[tuple[str, int], list[Record]] = {}
     for f in files:
         path = f["path"]
-        near = {path, *f.get("includes", [])}
-        sees: Optional[frozenset[str]] = None
+        near = frozenset({path, *f.get("includes", [])})
+        tiers: Optional[list[frozenset[str]]] = None
         for op in f["ops"]:
             if op["use"] != "escape":
                 stats["ops"] += 1
@@ -240,9 +248,9 @@ def attribute(files: list[Record], variables: dict[str, Variable],
             if not keys:
                 stats["unresolved" if not escape else "escapes_unresolved"] += 1
                 continue
-            if ambiguous and sees is None:
-                sees = frozenset(near) | graph.sees(path)
-            levels = index.narrow(keys, sees or frozenset()) \
+            if ambiguous and tiers is None:
+                tiers = [frozenset({path}), near, graph.sees(path)]
+            levels = index.narrow(keys, tiers or []) \
                 if ambiguous else [(k, "exact") for k in keys]
             if not levels:
                 stats["unresolved" if not escape else "escapes_unresolved"] += 1
