@@ -263,15 +263,9 @@ def _call_text(text: Text, op_pos: list[Any]) -> str:
     line, col = int(op_pos[1]), int(op_pos[2])
     rest = text.lines_between(line, line + 20)
     rest = rest[col:] if rest else ""
-    depth = 0
-    for k, ch in enumerate(rest):
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                return rest[:k + 1]
-    return text.span(op_pos)
+    open_at = rest.find("(")
+    close = lexical.matching_paren(rest, open_at) if open_at >= 0 else -1
+    return rest[:close + 1] if close > 0 else text.span(op_pos)
 
 
 def _condition_use(op: atomic_api.AtomicOp, cmp: _Compare, ctx: Record,
@@ -351,7 +345,7 @@ def _follow_getter(fn: Optional[str], text: Text,
         return None
     code = "\n".join(text.lines)
     for m in re.finditer(r"\b" + re.escape(fn) + r"\s*\(", code):
-        close = _matching_paren(code, m.end() - 1)
+        close = lexical.matching_paren(code, m.end() - 1)
         if close < 0 or re.match(r"\s*\{", code[close + 1:close + 40]):
             continue
         call = code[m.start():close + 1]
@@ -366,18 +360,6 @@ def _follow_getter(fn: Optional[str], text: Text,
             return found[0], f"returned; caller {call[:40]} " + \
                 found[1].split(", ", 1)[-1]
     return None
-
-
-def _matching_paren(code: str, open_at: int) -> int:
-    depth = 0
-    for k in range(open_at, min(len(code), open_at + 4000)):
-        if code[k] == "(":
-            depth += 1
-        elif code[k] == ")":
-            depth -= 1
-            if depth == 0:
-                return k
-    return -1
 
 
 _LIMIT_WORDS = re.compile(r"MAX|LIMIT|THRESH|MIN|HIGH|LOW|BUDGET|QUOTA|WATER|"
@@ -544,7 +526,7 @@ def _escapes(text: Text, facts: lexical.FileFacts) -> list[Record]:
     inside: list[tuple[int, int]] = []
     for m in re.finditer(r"\b(?:raw_|arch_)?atomic(?:64|_long)?_\w+\s*\(",
                          code):
-        close = _matching_paren(code, m.end() - 1)
+        close = lexical.matching_paren(code, m.end() - 1)
         if close > 0:
             inside.append((m.start(), close))
     starts = [0]
@@ -598,7 +580,7 @@ def _enclosing_callee(code: str, at: int) -> Optional[str]:
 
 def _balanced_args(text: Text, m: "re.Match[str]") -> str:
     code = "\n".join(text.lines)
-    close = _matching_paren(code, m.end() - 1)
+    close = lexical.matching_paren(code, m.end() - 1)
     return code[m.end():close] if close > 0 else ""
 
 

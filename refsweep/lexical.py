@@ -360,16 +360,24 @@ def _line_of(starts: list[int], offset: int) -> int:
     return lo + 1
 
 
-def _balanced(text: str, open_at: int) -> Optional[str]:
+def matching_paren(code: str, open_at: int, limit: int = 4000) -> int:
+    """Offset of the ')' that closes the '(' at OPEN_AT, or -1."""
     depth = 0
-    for k in range(open_at, min(len(text), open_at + 2000)):
-        if text[k] == "(":
+    for k in range(open_at, min(len(code), open_at + limit)):
+        if code[k] == "(":
             depth += 1
-        elif text[k] == ")":
+        elif code[k] == ")":
             depth -= 1
             if depth == 0:
-                return " ".join(text[open_at + 1:k].split())
-    return None
+                return k
+    return -1
+
+
+def _balanced(text: str, open_at: int) -> Optional[str]:
+    close = matching_paren(text, open_at, 2000)
+    if close < 0:
+        return None
+    return " ".join(text[open_at + 1:close].split())
 
 
 def function_at(funcs: list[FuncSpan], line: int) -> Optional[str]:

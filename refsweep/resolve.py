@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, Optional
 
-from refsweep import atomic_api, workdir
+from refsweep import atomic_api, lexical, workdir
 
 Record = dict[str, Any]
 _MEMBER = re.compile(r"(?:->|\.)(\w+)(?:\[[^\]]*\])*\)*$")
@@ -319,15 +319,9 @@ def _attribute_helper_calls(tree: Path,
 
 
 def _call_args(call: str) -> str:
-    depth = 0
-    for k, ch in enumerate(call):
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                return call[1:k]
-    return call[1:]
+    """"(a, b) rest" -> "a, b"."""
+    close = lexical.matching_paren(call, 0)
+    return call[1:close] if close > 0 else call[1:]
 
 
 def _link_groups(member_sets: Any, variables: dict[str, Variable]) -> None:
