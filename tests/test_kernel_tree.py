@@ -39,7 +39,7 @@ def kernel_verdicts(tmp_path_factory: pytest.TempPathFactory
 
 
 @pytest.mark.parametrize("key,verdict", [
-    ("kernel/audit.c:serial", "id"),
+    ("kernel/audit.c:audit_serial:serial", "id"),
     ("kernel/audit.c:session_id", "id"),
     ("struct mm_struct.mm_users", "refcount"),
     ("struct cgroup_subsys_state.online_cnt", "refcount"),
