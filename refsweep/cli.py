@@ -94,7 +94,10 @@ def classify_scan(tree_dir: Optional[Path], scans: list[Path],
     with open(tmp, "w", encoding="utf-8") as out:
         classify.write_json(variables, verdicts, out)
     tmp.replace(json_out)
-    return summary.render(variables, verdicts, files, stats)
+    failures = json_out.with_name(json_out.name + ".failures")
+    failures.write_text(summary.failures(files), encoding="utf-8")
+    return summary.render(variables, verdicts, files, stats) + \
+        f"\n  failure list: {failures}"
 
 
 def cmd_classify(args: argparse.Namespace) -> int:

@@ -41,5 +41,17 @@ def render(variables: dict[str, Variable], verdicts: dict[str, Verdict],
     for f in failed[:5]:
         lines.append(f"    {f['path']}: {f['trouble']}")
     if len(failed) > 5:
-        lines.append(f"    ... {len(failed) - 5} more (see --failures)")
+        lines.append(f"    ... {len(failed) - 5} more")
     return "\n".join(lines)
+
+
+def failures(files: list[dict[str, Any]]) -> str:
+    """Every file spatch failed on or left partly unparsed, one a line."""
+    out = []
+    for f in files:
+        if f.get("trouble"):
+            out.append(f"{f['path']}\tfailed\t{f['trouble']}")
+        elif f.get("unparsed_ops"):
+            out.append(f"{f['path']}\tpartly unparsed\t"
+                       f"{f['unparsed_ops']} operations seen by text only")
+    return "".join(line + "\n" for line in out)

@@ -117,3 +117,15 @@ def test_cli_classify_keeps_old_output_on_error(tmp_path: Path) -> None:
                   "--json", str(out))
     assert res.returncode == 1 and "bad.jsonl:1" in res.stderr
     assert out.read_text() == "previous\n"
+
+
+def test_cli_lists_parse_failures_next_to_verdicts(tmp_path: Path) -> None:
+    tree = make_tree(tmp_path / "t", {"good.c": GOOD, "bad.c": BROKEN})
+    out = tmp_path / "v.jsonl"
+    res = run_cli("classify", "--tree", str(tree), "--json", str(out))
+    assert res.returncode == 0, res.stderr
+    assert "1 files partly unparsed" in res.stdout
+    listed = (tmp_path / "v.jsonl.failures").read_text()
+    assert listed.startswith("bad.c\tpartly unparsed\t1 operations")
+    keys = {json.loads(line)["key"] for line in out.read_text().splitlines()}
+    assert {"struct sc_obj.refs", "struct sc_bad.refs"} <= keys
