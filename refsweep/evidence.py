@@ -60,6 +60,7 @@ class Text:
 
     def __init__(self, text: str) -> None:
         self.lines = lexical.strip_comments(text).split("\n")
+        self.raw = text.split("\n")
 
     def slice(self, line: int, col: int, line_end: int,
               col_end: int) -> str:
@@ -191,7 +192,7 @@ def classify_use(op: atomic_api.AtomicOp, op_pos: list[Any],
     op_text = text.span(op_pos)
     op_text = _call_text(text, op_pos)
     if ctx is None:
-        return _bare_use(op, op_pos, text, args)
+        return _bare_use(op, op_pos, text, args, functions)
     kind = ctx["ctx"]
     expr = text.span(ctx["span"])
     cmp = _Compare(expr, op_text)
@@ -330,11 +331,31 @@ def _tests_of(name: str, code: str, op: atomic_api.AtomicOp
 def _follow_local(name: str, line: int, text: Text,
                   functions: list[lexical.FuncSpan],
                   op: atomic_api.AtomicOp) -> Optional[tuple[str, str]]:
-    """A value stored in a local: how the rest of the function tests it."""
+    """A value stored in a local: how the rest of the function tests it,
+    or that it is only printed."""
     for f in functions:
         if f.body_start <= line <= f.body_end:
-            return _tests_of(name, text.lines_between(line, f.body_end), op)
+            code = text.lines_between(line, f.body_end)
+            found = _tests_of(name, code, op)
+            if found or op.increases:
+                return found
+            return _only_printed(name, code)
     return None
+
+
+def _only_printed(name: str, code: str) -> Optional[tuple[str, str]]:
+    """If every read of local NAME in CODE is an argument of a printing
+    call, the value is only printed."""
+    reads = 0
+    for m in re.finditer(r"\b" + re.escape(name) + r"\b", code):
+        after = code[m.end():m.end() + 4]
+        if re.match(r"\s*[-+|]?=[^=]", after):
+            continue            # (re)assigned
+        callee = _enclosing_callee(code, m.start())
+        if not callee or not PRINT_CALLEES.match(callee):
+            return None
+        reads += 1
+    return ("print", f"kept in {name}, only printed") if reads else None
 
 
 def _follow_getter(fn: Optional[str], text: Text,
@@ -401,8 +422,30 @@ def _constant_args(args: list[str]) -> bool:
                  r"false)\)?$", a.replace(" ", "")) for a in args)
 
 
+def _in_formatted_call(text: Text, line: int, col: int) -> bool:
+    """Is (LINE, COL) an argument of a call that also takes a printf
+    format ("%d", ...)?  Macros such as DEBUGFS_READONLY_FILE(name, 20,
+    "%d", atomic_read(&x)) print the value without a call spatch sees."""
+    first = max(0, line - 4)
+    raw = "\n".join(text.raw[first:line - 1] + [text.raw[line - 1][:col]])
+    clean = "\n".join(text.lines[first:line - 1] + [text.lines[line - 1][:col]])
+    depth = 0
+    for k in range(len(clean) - 1, -1, -1):
+        ch = clean[k]
+        if ch == ")":
+            depth += 1
+        elif ch == "(":
+            if depth == 0:
+                return bool(re.search(r'"[^"\n]*%[-+ #0-9.]*[a-z]', raw[k:]))
+            depth -= 1
+        elif ch in ";{}" and depth == 0:
+            return False
+    return False
+
+
 def _bare_use(op: atomic_api.AtomicOp, op_pos: list[Any], text: Text,
-              args: list[str]) -> tuple[str, str]:
+              args: list[str],
+              functions: list[lexical.FuncSpan]) -> tuple[str, str]:
     """An operation spatch saw in no recorded context."""
     before = text.before(int(op_pos[1]), int(op_pos[2]), 40)
     if re.search(r"\bswitch\s*\(\s*$", before):
@@ -424,6 +467,16 @@ def _bare_use(op: atomic_api.AtomicOp, op_pos: list[Any], text: Text,
         return "mod", op.base
     if op.is_zero_test:
         return "zero-test", f"{op.base} in an unrecorded context"
+    if op.is_read:
+        acc = re.search(r"\b(\w+)\s*[-+|]=\s*$", before)
+        if acc:
+            # "sum += atomic_read(&x->n);": judged by what sum is used for.
+            found = _follow_local(acc.group(1), int(op_pos[1]), text,
+                                  functions, op)
+            if found:
+                return found
+        if _in_formatted_call(text, int(op_pos[1]), int(op_pos[2])):
+            return "print", "formatted by a printf-style macro"
     return "value", "value used in an unrecorded context"
 
 

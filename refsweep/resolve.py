@@ -133,6 +133,10 @@ class Index:
         return [], False
 
 
+_TYPE_OF_WIDTH = {"": "atomic_t", "64": "atomic64_t",
+                  "_long": "atomic_long_t"}
+
+
 class IncludeGraph:
     """Which headers a file sees, through #include, transitively.
 
@@ -245,6 +249,12 @@ def attribute(files: list[Record], variables: dict[str, Variable],
             keys, ambiguous = index.resolve(path, op["function"],
                                             op["counter"], op["base_type"])
             escape = op["use"] == "escape"
+            decoded = atomic_api.decode(op["op"])
+            if decoded is not None and len(keys) > 1:
+                # atomic64_inc() cannot act on an atomic_t member.
+                want = _TYPE_OF_WIDTH[decoded.width]
+                keys = [k for k in keys if variables[k].type == want]
+                ambiguous = len(keys) > 1
             if not keys:
                 stats["unresolved" if not escape else "escapes_unresolved"] += 1
                 continue
