@@ -13,7 +13,7 @@ WORK     ?= work
 TREE     ?= $(WORK)/trees/linux-6.12
 
 .PHONY: all run setup tree test pytest mypy core-test bench \
-	bench-deconverted bench-labelled bench-speed clean
+	bench-deconverted bench-labelled bench-speed core-bench clean
 
 all: run
 
@@ -54,3 +54,8 @@ bench-speed: tree
 
 clean:
 	rm -rf $(WORK)/cache $(WORK)/scans $(WORK)/verdicts $(WORK)/tmp
+
+core-bench: tree
+	MIN_TESTS=1 core-patch/run-tests $(TREE) \
+		core-patch/kunitconfig/atomic-bench.kunitconfig \
+		core-patch/kunitconfig/sanitize-bench.kunitconfig
