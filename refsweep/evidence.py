@@ -90,11 +90,6 @@ class Text:
         return "\n".join(self.lines[max(first - 1, 0):last])
 
 
-def _within(inner: list[Any], outer: list[Any]) -> bool:
-    return (tuple(outer[1:3]) <= tuple(inner[1:3])
-            and tuple(inner[3:5]) <= tuple(outer[3:5]))
-
-
 def _size(pos: list[Any]) -> tuple[int, int]:
     return (int(pos[3]) - int(pos[1]), int(pos[4]) - int(pos[2]))
 
@@ -189,7 +184,6 @@ def classify_use(op: atomic_api.AtomicOp, op_pos: list[Any],
                  functions: list[lexical.FuncSpan],
                  args: list[str]) -> tuple[str, str]:
     """The use of one operation and a short detail for reviewers."""
-    op_text = text.span(op_pos)
     op_text = _call_text(text, op_pos)
     if ctx is None:
         return _bare_use(op, op_pos, text, args, functions)

@@ -142,8 +142,9 @@ class IncludeGraph:
 
     Used to rank the candidates of an ambiguous member: a struct whose
     header a file cannot see is not what its code operates on.  Include
-    paths are resolved best-effort (no -I flags, every arch's asm/), so a
-    miss only makes evidence weak, never drops it.  Cached per tree HEAD
+    paths are resolved best-effort (no -I flags; <asm/...> as the file's
+    own arch or x86, and asm-generic), so a miss only makes evidence weak,
+    never drops it.  Cached per tree HEAD
     commit (a re-run on changed working files reuses it: a stale edge only
     moves evidence between close and weak).
     """
