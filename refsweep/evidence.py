@@ -61,6 +61,10 @@ class Text:
     def __init__(self, text: str) -> None:
         self.lines = lexical.strip_comments(text).split("\n")
         self.raw = text.split("\n")
+        self.code = "\n".join(self.lines)
+        # File-scope lines only (declarations of globals), for type lookups.
+        self.top_level = "\n".join(
+            line for line in self.lines if not line.startswith((" ", "\t")))
 
     def slice(self, line: int, col: int, line_end: int,
               col_end: int) -> str:
@@ -358,7 +362,7 @@ def _follow_getter(fn: Optional[str], text: Text,
     FN's result (one call level)."""
     if not fn:
         return None
-    code = "\n".join(text.lines)
+    code = text.code
     for m in re.finditer(r"\b" + re.escape(fn) + r"\s*\(", code):
         close = lexical.matching_paren(code, m.end() - 1)
         if close < 0 or re.match(r"\s*\{", code[close + 1:close + 40]):
@@ -533,10 +537,10 @@ def analyse_file(path: str, source: str, records: list[Record],
             use, detail = "value", "value-returning op seen by text only"
         ops.append(_op_record(op, counter, args, s.line, s.function, use, detail,
                               False, text, facts))
-    for m in _EXPORTS.finditer("\n".join(text.lines)):
+    for m in _EXPORTS.finditer(text.code):
         args = atomic_api.split_args(_balanced_args(text, m))
         if args:
-            lno = "\n".join(text.lines)[:m.start()].count("\n") + 1
+            lno = text.code.count("\n", 0, m.start()) + 1
             ops.append({"op": m.group(1), "base": "read",
                         "counter": _normalise(args[-1]), "guard": False,
                         "line": lno,
@@ -569,7 +573,7 @@ _ADDRESS = re.compile(
 def _escapes(text: Text, facts: lexical.FileFacts) -> list[Record]:
     """Addresses taken outside atomic operations ("f(&x->users)",
     "p = &x->users"): the counter may be changed out of sight."""
-    code = "\n".join(text.lines)
+    code = text.code
     inside: list[tuple[int, int]] = []
     for m in re.finditer(r"\b(?:raw_|arch_)?atomic(?:64|_long)?_\w+\s*\(",
                          code):
@@ -626,7 +630,7 @@ def _enclosing_callee(code: str, at: int) -> Optional[str]:
 
 
 def _balanced_args(text: Text, m: "re.Match[str]") -> str:
-    code = "\n".join(text.lines)
+    code = text.code
     close = lexical.matching_paren(code, m.end() - 1)
     return code[m.end():close] if close > 0 else ""
 
@@ -692,8 +696,7 @@ def _base_type(counter: str, line: int, text: Text,
     found = decl.findall(region)
     if not found:
         # A file-scope object ("static struct foo_table tbl = {...}").
-        found = decl.findall("\n".join(
-            line for line in text.lines if not line.startswith((" ", "\t"))))
+        found = decl.findall(text.top_level)
     if found:
         kind, tag = found[-1]
         return f"{kind} {tag}"
