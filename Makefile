@@ -13,7 +13,8 @@ WORK     ?= work
 TREE     ?= $(WORK)/trees/linux-6.12
 
 .PHONY: all run setup tree test pytest mypy core-test bench \
-	bench-deconverted bench-labelled bench-speed core-bench clean
+	bench-deconverted bench-labelled bench-speed core-bench \
+	core-test-x86_64 core-build-x86_64 core-lkdtm-x86_64 clean
 
 all: run
 
@@ -59,3 +60,21 @@ core-bench: tree
 	MIN_TESTS=1 core-patch/run-tests $(TREE) \
 		core-patch/kunitconfig/atomic-bench.kunitconfig \
 		core-patch/kunitconfig/sanitize-bench.kunitconfig
+
+# The KUnit suites and benchmarks in an SMP x86-64 kernel under qemu, with
+# KFENCE; the full x86_64 defconfig build, to run whenever the series
+# changes; LKDTM from a user shell in that kernel.  Both too slow or too
+# machine-dependent for every CI run; results go in core-patch/README.rst.
+core-test-x86_64: tree
+	KUNIT_ARCH=x86_64 core-patch/run-tests $(TREE) \
+		core-patch/kunitconfig/atomic.kunitconfig \
+		core-patch/kunitconfig/sanitize.kunitconfig \
+		core-patch/kunitconfig/atomic-bench.kunitconfig \
+		core-patch/kunitconfig/sanitize-bench.kunitconfig \
+		core-patch/kunitconfig/x86_64.kunitconfig
+
+core-build-x86_64: tree
+	core-patch/build-x86_64 $(TREE)
+
+core-lkdtm-x86_64:
+	core-patch/lkdtm-x86_64
