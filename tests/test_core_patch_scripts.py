@@ -184,3 +184,12 @@ def test_stored_patches_are_signed_by_their_author() -> None:
                       if line.startswith("From: ")][0][len("From: "):]
             assert "refsweep@localhost" not in text, name
             assert f"Signed-off-by: {author}" in text, name
+
+
+def test_prove_tests_refuses_an_unknown_case(tmp_path: Path) -> None:
+    tree = fake_tree(tmp_path, "7", "2")
+    res = run("prove-tests", str(tree), "percpu_ref", "nonsense",
+              env={"REFSWEEP_WORK": str(tmp_path / "work")})
+    assert res.returncode == 2
+    assert "unknown case nonsense" in res.stderr
+    assert not (tmp_path / "work" / "core-patch").exists()
