@@ -11,10 +11,16 @@ REFSWEEP := bin/refsweep
 JOBS     ?= $(shell nproc)
 WORK     ?= work
 TREE     ?= $(WORK)/trees/linux-6.12
+# core-patch: the series for the newest tree are primary, 6.12 is the LTS
+# backport; the single-tree core-* targets take CORE_TREE (default: the
+# newest tree, printed by "refsweep tree next").
+CORE_TREE ?= $$($(REFSWEEP) tree next)
+CORE_LTS  ?= $$($(REFSWEEP) tree 6.12)
 
 .PHONY: all run setup tree test pytest mypy core-test bench \
 	bench-deconverted bench-labelled bench-speed core-bench \
-	core-test-x86_64 core-build-x86_64 core-lkdtm-x86_64 clean
+	core-test-x86_64 core-build-x86_64 core-lkdtm-x86_64 core-bloat-x86_64 \
+	core-prove-tests clean
 
 all: run
 
@@ -37,8 +43,10 @@ mypy:
 	mypy --python-executable $(PYTHON) --strict --ignore-missing-imports \
 		refsweep bench/verdicts.py bench/labelled.py
 
-core-test: tree
-	core-patch/run-tests $(TREE)
+# Both series (atomic, sanitize) on both trees: one UML build per tree.
+core-test: setup
+	core-patch/run-tests "$(CORE_TREE)"
+	core-patch/run-tests "$(CORE_LTS)"
 
 bench: bench-deconverted bench-labelled bench-speed
 
@@ -56,8 +64,8 @@ bench-speed: tree
 clean:
 	rm -rf $(WORK)/cache $(WORK)/scans $(WORK)/verdicts $(WORK)/tmp
 
-core-bench: tree
-	MIN_TESTS=1 core-patch/run-tests $(TREE) \
+core-bench: setup
+	MIN_TESTS=1 core-patch/run-tests "$(CORE_TREE)" \
 		core-patch/kunitconfig/atomic-bench.kunitconfig \
 		core-patch/kunitconfig/sanitize-bench.kunitconfig
 
@@ -65,16 +73,25 @@ core-bench: tree
 # KFENCE; the full x86_64 defconfig build, to run whenever the series
 # changes; LKDTM from a user shell in that kernel.  Both too slow or too
 # machine-dependent for every CI run; results go in core-patch/README.rst.
-core-test-x86_64: tree
-	KUNIT_ARCH=x86_64 core-patch/run-tests $(TREE) \
+core-test-x86_64: setup
+	KUNIT_ARCH=x86_64 core-patch/run-tests "$(CORE_TREE)" \
 		core-patch/kunitconfig/atomic.kunitconfig \
 		core-patch/kunitconfig/sanitize.kunitconfig \
 		core-patch/kunitconfig/atomic-bench.kunitconfig \
 		core-patch/kunitconfig/sanitize-bench.kunitconfig \
 		core-patch/kunitconfig/x86_64.kunitconfig
 
-core-build-x86_64: tree
-	core-patch/build-x86_64 $(TREE)
+core-build-x86_64: setup
+	core-patch/build-x86_64 "$(CORE_TREE)"
 
-core-lkdtm-x86_64:
-	core-patch/lkdtm-x86_64
+core-lkdtm-x86_64: setup
+	core-patch/lkdtm-x86_64 "$(CORE_TREE)"
+
+# Each KUnit case revision 3 added fails with its feature reverted (one
+# UML build, then incremental rebuilds).
+core-prove-tests: setup
+	core-patch/prove-tests "$(CORE_TREE)"
+
+# Code size with and without CONFIG_HARDENED_ATOMIC (two defconfig builds).
+core-bloat-x86_64: setup
+	nice core-patch/bloat-x86_64 "$(CORE_TREE)"
