@@ -6,6 +6,7 @@ See Documentation/classification.rst, "Variables and keys" and
 target cannot be told apart is given to every candidate, marked ambiguous.
 """
 
+import dataclasses
 import json
 import posixpath
 import re
@@ -14,27 +15,13 @@ from pathlib import Path
 from typing import Any, Optional
 
 from refsweep import atomic_api, lexical, workdir
+from refsweep.records import Evidence, Use, Variable, evidence_from_op
 
 Record = dict[str, Any]
 _MEMBER = re.compile(r"(?:->|\.)(\w+)(?:\[[^\]]*\])*\)*$")
 _PLAIN = re.compile(r"^\(*(\w+)(?:\[[^\]]*\])*\)*$")
 _CAST = re.compile(r"^\((?:const\s+|volatile\s+)*(?:atomic(?:64|_long)?_t"
                    r"|void)\s*\*\)")
-
-
-class Variable:
-    """One variable: its declaration sites and the evidence gathered."""
-
-    def __init__(self, key: str, type_: str, decl: str, scope: str,
-                 found_by: list[str]) -> None:
-        self.key = key
-        self.type = type_
-        self.decl = decl
-        self.decls = [decl]
-        self.scope = scope
-        self.found_by = set(found_by)
-        self.evidence: list[Record] = []
-        self.group: Optional[str] = None
 
 
 def variable_key(path: str, d: Record) -> str:
@@ -57,7 +44,7 @@ def collect_variables(files: list[Record]) -> dict[str, Variable]:
             var = out.get(key)
             if var is None:
                 out[key] = Variable(key, d["type"], at, d["scope"],
-                                    d["found_by"])
+                                    set(d["found_by"]))
             else:
                 var.decls.append(at)
                 var.found_by |= set(d["found_by"])
@@ -222,20 +209,16 @@ def attribute(files: list[Record], variables: dict[str, Variable],
         for h in f.get("helpers", []):
             helper_params.setdefault(h["function"], {})[int(h["index"])] = \
                 h["param"]
-    helper_evidence: dict[tuple[str, int], list[Record]] = {}
+    helper_evidence: dict[tuple[str, int], list[Evidence]] = {}
     for f in files:
         path = f["path"]
         near = frozenset({path, *f.get("includes", [])})
         tiers: Optional[list[frozenset[str]]] = None
         for op in f["ops"]:
-            if op["use"] != "escape":
+            ev = evidence_from_op(op, path)
+            if ev.use is not Use.ESCAPE:
                 stats["ops"] += 1
-            ev = {"op": op["op"], "at": f"{path}:{op['line']}",
-                  "function": op["function"], "use": op["use"],
-                  "detail": op["detail"], "parsed": op["parsed"],
-                  "ambiguous": False, "base": op["base"],
-                  "guard": op["guard"]}
-            if op["use"] == "escape" and op.get("callee") in helper_params:
+            if ev.use is Use.ESCAPE and op.get("callee") in helper_params:
                 continue        # a helper call: attributed one level below
             params = helper_params.get(op["function"] or "", {})
             plain = _PLAIN.match(op["counter"].lstrip("&"))
@@ -249,7 +232,7 @@ def attribute(files: list[Record], variables: dict[str, Variable],
                 continue
             keys, ambiguous = index.resolve(path, op["function"],
                                             op["counter"], op["base_type"])
-            escape = op["use"] == "escape"
+            escape = ev.use is Use.ESCAPE
             decoded = atomic_api.decode(op["op"])
             if decoded is not None and len(keys) > 1:
                 # atomic64_inc() cannot act on an atomic_t member.
@@ -276,8 +259,8 @@ def attribute(files: list[Record], variables: dict[str, Variable],
             else:
                 stats["ambiguous" if ambiguous else "resolved"] += 1
             for key, level in levels:
-                variables[key].evidence.append(
-                    dict(ev, ambiguous=level != "exact", weak=level == "weak"))
+                variables[key].evidence.append(dataclasses.replace(
+                    ev, ambiguous=level != "exact", weak=level == "weak"))
     if helper_evidence and tree is not None:
         _attribute_helper_calls(tree, helper_evidence, index, variables,
                                 stats)
@@ -286,7 +269,7 @@ def attribute(files: list[Record], variables: dict[str, Variable],
 
 def _attribute_helper_calls(tree: Path,
                             helper_evidence: dict[tuple[str, int],
-                                                  list[Record]],
+                                                  list[Evidence]],
                             index: Index, variables: dict[str, Variable],
                             stats: dict[str, int]) -> None:
     """One call level: a helper's evidence goes to what callers pass."""
@@ -322,8 +305,9 @@ def _attribute_helper_calls(tree: Path,
             stats["helper_calls"] += 1
             for key in keys:
                 variables[key].evidence.extend(
-                    dict(ev, ambiguous=ambiguous or ev["ambiguous"],
-                         weak=False, via=f"{name}() at {path}:{lno}")
+                    dataclasses.replace(
+                        ev, ambiguous=ambiguous or ev.ambiguous, weak=False,
+                        via=f"{name}() at {path}:{lno}")
                     for ev in evs)
                 group_members.setdefault((hname, idx), set()).add(key)
     _link_groups(group_members.values(), variables)
