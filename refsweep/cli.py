@@ -183,7 +183,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         code: int = args.func(args)
         return code
-    except (tree.TreeError, scan.ScanError, spatch.SpatchError) as e:
+    except (tree.TreeError, scan.ScanError, spatch.SpatchError,
+            resolve.ResolveError) as e:
         print(f"refsweep: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -150,10 +150,7 @@ class IncludeGraph:
         if head and cache.is_file():
             self.edges = json.loads(cache.read_text(encoding="utf-8"))
             return
-        res = subprocess.run(["git", "-C", str(tree), "grep", "-n", "-F",
-                              "-e", "include", "--", "*.c", "*.h",
-                              ":!tools", ":!Documentation"],
-                             capture_output=True, text=True, check=False)
+        res = _git_grep(tree, ["-n", "-F", "-e", "include"])
         for hit in res.stdout.splitlines():
             path, _sep, rest = hit.partition(":")
             _lno, _sep, code = rest.partition(":")
@@ -179,6 +176,23 @@ class IncludeGraph:
         out = frozenset(seen)
         self.memo[path] = out
         return out
+
+
+class ResolveError(Exception):
+    """Attribution cannot run; the message names the problem."""
+
+
+def _git_grep(tree: Path, args: list[str]
+              ) -> "subprocess.CompletedProcess[str]":
+    """git grep ARGS over TREE's C files; exit 1 (no match) is no error,
+    anything else is: a silent empty result would lose evidence."""
+    res = subprocess.run(["git", "-C", str(tree), "grep", *args, "--",
+                          "*.c", "*.h", ":!tools", ":!Documentation"],
+                         capture_output=True, text=True, check=False)
+    if res.returncode not in (0, 1):
+        msg = (res.stderr.strip().splitlines() or ["no message"])[-1]
+        raise ResolveError(f"git grep failed in {tree}: {msg}")
+    return res
 
 
 def _include_targets(path: str, kind: str, name: str) -> list[str]:
@@ -273,8 +287,9 @@ def _attribute_helper_calls(tree: Path,
                             index: Index, variables: dict[str, Variable],
                             stats: dict[str, int]) -> None:
     """One call level: a helper's evidence goes to what callers pass."""
+    # The atomic API itself is no helper; "foo_atomic_put" is.
     names = sorted({name for name, _i in helper_evidence
-                    if "atomic" not in name})
+                    if atomic_api.decode(name) is None})
     if not names:
         return
     sites: list[tuple[str, int, str, str]] = []
@@ -282,10 +297,7 @@ def _attribute_helper_calls(tree: Path,
         chunk = names[i:i + 200]
         pattern = r"\b(" + "|".join(chunk) + r")\s*\("
         fixed = [arg for n in chunk for arg in ("-e", n)]
-        res = subprocess.run(["git", "-C", str(tree), "grep", "-n", "-w",
-                              "-F", *fixed, "--", "*.c", "*.h", ":!tools",
-                              ":!Documentation"],
-                             capture_output=True, text=True, check=False)
+        res = _git_grep(tree, ["-n", "-w", "-F", *fixed])
         for hit in res.stdout.splitlines():
             path, _sep, rest = hit.partition(":")
             lno_text, _sep, code = rest.partition(":")
