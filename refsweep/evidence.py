@@ -59,8 +59,10 @@ WAKE_CALLS = re.compile(
 _RELOP = r"(==|!=|<=|>=|<(?![<=])|>(?![>=]))"
 _OPERAND = r"([-(]?\s*(?:\w+|->|\.|\[\w*\])+)"
 _CMP_AFTER = re.compile(r"^\s*\)*\s*" + _RELOP + r"\s*" + _OPERAND)
-_CMP_BEFORE = re.compile(r"((?:\w+|->|\.|\[\w*\]|\))+)\s*(?<![<>=!-])"
-                         + _RELOP + r"\s*\(*\s*$")
+# Anchored at the end and split in two so that a long expression costs a
+# linear scan, not backtracking.
+_CMP_BEFORE = re.compile(r"(?<![<>=!-])" + _RELOP + r"\s*\(*\s*$")
+_OPERAND_BEFORE = re.compile(r"[\w.\[\]()>-]+$")
 _CONSTANT = re.compile(r"^[A-Z][A-Z0-9_]*$")
 # Functions that export a counter by address (no atomic op at the site).
 _EXPORTS = re.compile(r"\b(debugfs_create_atomic_t)\s*\(")
@@ -151,10 +153,13 @@ class _Compare:
             self.operator = m.group(1)
             self.other = re.sub(r"\s+", "", m.group(2))
             return
-        m = _CMP_BEFORE.search(before)
+        m = _CMP_BEFORE.search(before[-200:])
         if m:
-            self.operator = _mirror(m.group(2))
-            self.other = m.group(1)
+            head = before[-200:][:m.start()].rstrip()
+            o = _OPERAND_BEFORE.search(head[-80:])
+            if o:
+                self.operator = _mirror(m.group(1))
+                self.other = o.group(0)
 
     @property
     def against_zero(self) -> bool:
