@@ -6,6 +6,7 @@ See Documentation/classification.rst, "Variables and keys" and
 target cannot be told apart is given to every candidate, marked ambiguous.
 """
 
+import dataclasses
 import json
 import posixpath
 import re
@@ -14,27 +15,13 @@ from pathlib import Path
 from typing import Any, Optional
 
 from refsweep import atomic_api, lexical, workdir
+from refsweep.records import Evidence, Use, Variable, evidence_from_op
 
 Record = dict[str, Any]
 _MEMBER = re.compile(r"(?:->|\.)(\w+)(?:\[[^\]]*\])*\)*$")
 _PLAIN = re.compile(r"^\(*(\w+)(?:\[[^\]]*\])*\)*$")
 _CAST = re.compile(r"^\((?:const\s+|volatile\s+)*(?:atomic(?:64|_long)?_t"
                    r"|void)\s*\*\)")
-
-
-class Variable:
-    """One variable: its declaration sites and the evidence gathered."""
-
-    def __init__(self, key: str, type_: str, decl: str, scope: str,
-                 found_by: list[str]) -> None:
-        self.key = key
-        self.type = type_
-        self.decl = decl
-        self.decls = [decl]
-        self.scope = scope
-        self.found_by = set(found_by)
-        self.evidence: list[Record] = []
-        self.group: Optional[str] = None
 
 
 def variable_key(path: str, d: Record) -> str:
@@ -57,7 +44,7 @@ def collect_variables(files: list[Record]) -> dict[str, Variable]:
             var = out.get(key)
             if var is None:
                 out[key] = Variable(key, d["type"], at, d["scope"],
-                                    d["found_by"])
+                                    set(d["found_by"]))
             else:
                 var.decls.append(at)
                 var.found_by |= set(d["found_by"])
@@ -163,10 +150,7 @@ class IncludeGraph:
         if head and cache.is_file():
             self.edges = json.loads(cache.read_text(encoding="utf-8"))
             return
-        res = subprocess.run(["git", "-C", str(tree), "grep", "-n", "-F",
-                              "-e", "include", "--", "*.c", "*.h",
-                              ":!tools", ":!Documentation"],
-                             capture_output=True, text=True, check=False)
+        res = _git_grep(tree, ["-n", "-F", "-e", "include"])
         for hit in res.stdout.splitlines():
             path, _sep, rest = hit.partition(":")
             _lno, _sep, code = rest.partition(":")
@@ -192,6 +176,23 @@ class IncludeGraph:
         out = frozenset(seen)
         self.memo[path] = out
         return out
+
+
+class ResolveError(Exception):
+    """Attribution cannot run; the message names the problem."""
+
+
+def _git_grep(tree: Path, args: list[str]
+              ) -> "subprocess.CompletedProcess[str]":
+    """git grep ARGS over TREE's C files; exit 1 (no match) is no error,
+    anything else is: a silent empty result would lose evidence."""
+    res = subprocess.run(["git", "-C", str(tree), "grep", *args, "--",
+                          "*.c", "*.h", ":!tools", ":!Documentation"],
+                         capture_output=True, text=True, check=False)
+    if res.returncode not in (0, 1):
+        msg = (res.stderr.strip().splitlines() or ["no message"])[-1]
+        raise ResolveError(f"git grep failed in {tree}: {msg}")
+    return res
 
 
 def _include_targets(path: str, kind: str, name: str) -> list[str]:
@@ -222,20 +223,16 @@ def attribute(files: list[Record], variables: dict[str, Variable],
         for h in f.get("helpers", []):
             helper_params.setdefault(h["function"], {})[int(h["index"])] = \
                 h["param"]
-    helper_evidence: dict[tuple[str, int], list[Record]] = {}
+    helper_evidence: dict[tuple[str, int], list[Evidence]] = {}
     for f in files:
         path = f["path"]
         near = frozenset({path, *f.get("includes", [])})
         tiers: Optional[list[frozenset[str]]] = None
         for op in f["ops"]:
-            if op["use"] != "escape":
+            ev = evidence_from_op(op, path)
+            if ev.use is not Use.ESCAPE:
                 stats["ops"] += 1
-            ev = {"op": op["op"], "at": f"{path}:{op['line']}",
-                  "function": op["function"], "use": op["use"],
-                  "detail": op["detail"], "parsed": op["parsed"],
-                  "ambiguous": False, "base": op["base"],
-                  "guard": op["guard"]}
-            if op["use"] == "escape" and op.get("callee") in helper_params:
+            if ev.use is Use.ESCAPE and op.get("callee") in helper_params:
                 continue        # a helper call: attributed one level below
             params = helper_params.get(op["function"] or "", {})
             plain = _PLAIN.match(op["counter"].lstrip("&"))
@@ -249,7 +246,7 @@ def attribute(files: list[Record], variables: dict[str, Variable],
                 continue
             keys, ambiguous = index.resolve(path, op["function"],
                                             op["counter"], op["base_type"])
-            escape = op["use"] == "escape"
+            escape = ev.use is Use.ESCAPE
             decoded = atomic_api.decode(op["op"])
             if decoded is not None and len(keys) > 1:
                 # atomic64_inc() cannot act on an atomic_t member.
@@ -276,8 +273,8 @@ def attribute(files: list[Record], variables: dict[str, Variable],
             else:
                 stats["ambiguous" if ambiguous else "resolved"] += 1
             for key, level in levels:
-                variables[key].evidence.append(
-                    dict(ev, ambiguous=level != "exact", weak=level == "weak"))
+                variables[key].evidence.append(dataclasses.replace(
+                    ev, ambiguous=level != "exact", weak=level == "weak"))
     if helper_evidence and tree is not None:
         _attribute_helper_calls(tree, helper_evidence, index, variables,
                                 stats)
@@ -286,12 +283,13 @@ def attribute(files: list[Record], variables: dict[str, Variable],
 
 def _attribute_helper_calls(tree: Path,
                             helper_evidence: dict[tuple[str, int],
-                                                  list[Record]],
+                                                  list[Evidence]],
                             index: Index, variables: dict[str, Variable],
                             stats: dict[str, int]) -> None:
     """One call level: a helper's evidence goes to what callers pass."""
+    # The atomic API itself is no helper; "foo_atomic_put" is.
     names = sorted({name for name, _i in helper_evidence
-                    if "atomic" not in name})
+                    if atomic_api.decode(name) is None})
     if not names:
         return
     sites: list[tuple[str, int, str, str]] = []
@@ -299,10 +297,7 @@ def _attribute_helper_calls(tree: Path,
         chunk = names[i:i + 200]
         pattern = r"\b(" + "|".join(chunk) + r")\s*\("
         fixed = [arg for n in chunk for arg in ("-e", n)]
-        res = subprocess.run(["git", "-C", str(tree), "grep", "-n", "-w",
-                              "-F", *fixed, "--", "*.c", "*.h", ":!tools",
-                              ":!Documentation"],
-                             capture_output=True, text=True, check=False)
+        res = _git_grep(tree, ["-n", "-w", "-F", *fixed])
         for hit in res.stdout.splitlines():
             path, _sep, rest = hit.partition(":")
             lno_text, _sep, code = rest.partition(":")
@@ -322,8 +317,9 @@ def _attribute_helper_calls(tree: Path,
             stats["helper_calls"] += 1
             for key in keys:
                 variables[key].evidence.extend(
-                    dict(ev, ambiguous=ambiguous or ev["ambiguous"],
-                         weak=False, via=f"{name}() at {path}:{lno}")
+                    dataclasses.replace(
+                        ev, ambiguous=ambiguous or ev.ambiguous, weak=False,
+                        via=f"{name}() at {path}:{lno}")
                     for ev in evs)
                 group_members.setdefault((hname, idx), set()).add(key)
     _link_groups(group_members.values(), variables)
