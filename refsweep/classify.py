@@ -217,6 +217,10 @@ def to_json(var: Variable, verdict: Verdict) -> dict[str, Any]:
                                "parsed", "ambiguous", "weak", "via")
              if k in e}
             for e in var.evidence],
+        # wrap_design.py; storage behind a pointer (pointers.py).
+        "wrap_by_design": bool(var.wrap_evidence),
+        "wrap_evidence": var.wrap_evidence,
+        **({"pointer": True} if var.pointer else {}),
     }
 
 

@@ -1,0 +1,121 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Source text of a tree's files, read once per run, and git grep over it.
+
+The resolve stage looks past one file (helpers, macros, allocations, wrap
+evidence) and reads the same few files many times; this keeps one copy.
+Without a tree (evidence from a scan alone) every file reads as empty, so
+the stages that need text find nothing and decide nothing.
+"""
+
+import re
+import subprocess
+from pathlib import Path
+from typing import Optional
+
+from refsweep import atomic_api, lexical
+
+_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+
+
+class Sources:
+    """Cached raw and comment-stripped text of the files of TREE."""
+
+    def __init__(self, tree: Optional[Path]) -> None:
+        self.tree = tree
+        self._raw: dict[str, str] = {}
+        self._code: dict[str, str] = {}
+        self._starts: dict[str, list[int]] = {}
+
+    def raw(self, path: str) -> str:
+        if path not in self._raw:
+            text = ""
+            if self.tree is not None:
+                try:
+                    text = (self.tree / path).read_text(encoding="utf-8",
+                                                        errors="replace")
+                except OSError:
+                    text = ""
+            self._raw[path] = text
+        return self._raw[path]
+
+    def code(self, path: str) -> str:
+        """Comments and literal contents blanked, offsets kept."""
+        if path not in self._code:
+            self._code[path] = lexical.strip_comments(self.raw(path))
+        return self._code[path]
+
+    def offset(self, path: str, line: int) -> int:
+        """Offset of the start of 1-based LINE in PATH's text."""
+        if path not in self._starts:
+            starts = [0]
+            for m in re.finditer("\n", self.code(path)):
+                starts.append(m.end())
+            self._starts[path] = starts
+        starts = self._starts[path]
+        return starts[min(max(line, 1), len(starts)) - 1]
+
+    def line_of(self, path: str, offset: int) -> int:
+        return self.code(path).count("\n", 0, offset) + 1
+
+    def lines(self, path: str, first: int, last: int) -> str:
+        """Lines FIRST..LAST (1-based, inclusive) of the stripped code."""
+        code = self.code(path)
+        return code[self.offset(path, first):self.offset(path, last + 1)]
+
+    def raw_lines(self, path: str, first: int, last: int) -> list[str]:
+        lines = self.raw(path).split("\n")
+        return lines[max(first - 1, 0):max(last, 0)]
+
+
+def call_args(code: str, open_at: int) -> Optional[list[str]]:
+    """Arguments of the call whose '(' is at OPEN_AT, or None."""
+    close = lexical.matching_paren(code, open_at)
+    if close < 0:
+        return None
+    return atomic_api.split_args(code[open_at + 1:close])
+
+
+def calls_in(code: str) -> list[tuple[str, int, list[str]]]:
+    """Every call in CODE: (callee, offset of the name, arguments)."""
+    out = []
+    for m in _CALL.finditer(code):
+        args = call_args(code, m.end() - 1)
+        if args is not None:
+            out.append((m.group(1), m.start(), args))
+    return out
+
+
+def grep_words(tree: Optional[Path], words: list[str]
+               ) -> list[tuple[str, int]]:
+    """(path, line) of every line of TREE's C files holding a WORD."""
+    if tree is None or not words:
+        return []
+    out: list[tuple[str, int]] = []
+    for i in range(0, len(words), 200):
+        fixed = [arg for w in words[i:i + 200] for arg in ("-e", w)]
+        res = subprocess.run(["git", "-C", str(tree), "grep", "-n", "-w",
+                              "-F", *fixed, "--", "*.c", "*.h", ":!tools",
+                              ":!Documentation", ":!scripts"],
+                             capture_output=True, text=True, check=False)
+        if res.returncode not in (0, 1):
+            raise RuntimeError(f"git grep failed in {tree}: "
+                               f"{res.stderr.strip()}")
+        for hit in res.stdout.splitlines():
+            path, _sep, rest = hit.partition(":")
+            lno, _sep, _code = rest.partition(":")
+            if lno.isdigit():
+                out.append((path, int(lno)))
+    return out
+
+
+def strip_expr(expr: str) -> str:
+    """EXPR without spaces, outer parentheses and pointer casts."""
+    expr = re.sub(r"\s+", "", expr)
+    prev = None
+    while prev != expr:
+        prev = expr
+        expr = re.sub(r"^\((?:const|volatile|struct\w+|\w+)*\*+\)", "", expr)
+        if expr.startswith("(") and lexical.matching_paren(expr, 0) == \
+                len(expr) - 1:
+            expr = expr[1:-1]
+    return expr
