@@ -1,99 +1,205 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """The kernel atomic API: which names are operations, and what each one does.
 
-One table serves the lexical pass, the spatch records and the classifier,
-so that "is this an atomic operation, which argument is the counter, does it
-return a value, is it a zero test" is decided in exactly one place.
+One table (OPS) serves the lexical pass, the spatch records, the evidence
+and the classification rules, so that "is this an atomic operation, which
+argument is the counter, does it return a value, does it move the counter
+up or down, is it a zero test" is decided in exactly one place.
 """
 
+import enum
 import re
+from dataclasses import dataclass
 from typing import NamedTuple, Optional
 
 ATOMIC_TYPES = ("atomic_t", "atomic64_t", "atomic_long_t")
 
-# Operations whose counter argument is the last one (the new-style API puts
-# the operand first: atomic_add(i, v)).
-_COUNTER_LAST = {
-    "add", "sub", "and", "or", "xor", "andnot",
-    "add_return", "sub_return", "fetch_add", "fetch_sub", "fetch_and",
-    "fetch_or", "fetch_xor", "fetch_andnot", "sub_and_test", "add_negative",
+
+class Effect(enum.StrEnum):
+    """What an operation does to the counter."""
+    INCREASE = "increase"
+    DECREASE = "decrease"
+    SET = "set"              # set, set_release
+    EXCHANGE = "exchange"    # xchg, cmpxchg, try_cmpxchg of unrelated values
+    BITS = "bits"            # and/or/xor/andnot and their fetch_ forms
+    READ = "read"            # read, read_acquire, cond_read_*
+
+    @property
+    def arithmetic(self) -> bool:
+        """Moves the counter by an amount: the ops an overflow check
+        guards."""
+        return self in (Effect.INCREASE, Effect.DECREASE)
+
+
+@dataclass(frozen=True)
+class Semantics:
+    """What one base operation (ordering suffix removed) does."""
+    effect: Effect
+    returns: bool            # its result can be used
+    counter_last: bool       # counter is the last argument, else the first
+    zero_test: bool = False  # tests for (or guards against) zero by itself
+    operand: Optional[int] = None  # index of the amount/new value argument
+    waits: bool = False      # blocks until a condition on the value holds
+
+
+_I, _D = Effect.INCREASE, Effect.DECREASE
+
+# The one table.  "operand" names the argument whose sign can reverse the
+# direction ("atomic_add(-1, v)" decreases) or, for exchanges, the new
+# value ("atomic_try_cmpxchg(v, &old, old - 1)" decreases).
+OPS: dict[str, Semantics] = {
+    "read": Semantics(Effect.READ, True, False),
+    "read_acquire": Semantics(Effect.READ, True, False),
+    "cond_read": Semantics(Effect.READ, True, False, waits=True),
+    "set": Semantics(Effect.SET, False, False, operand=1),
+    "set_release": Semantics(Effect.SET, False, False, operand=1),
+    "inc": Semantics(_I, False, False),
+    "dec": Semantics(_D, False, False),
+    "add": Semantics(_I, False, True, operand=0),
+    "sub": Semantics(_D, False, True, operand=0),
+    "inc_return": Semantics(_I, True, False),
+    "dec_return": Semantics(_D, True, False),
+    "add_return": Semantics(_I, True, True, operand=0),
+    "sub_return": Semantics(_D, True, True, operand=0),
+    "fetch_inc": Semantics(_I, True, False),
+    "fetch_dec": Semantics(_D, True, False),
+    "fetch_add": Semantics(_I, True, True, operand=0),
+    "fetch_sub": Semantics(_D, True, True, operand=0),
+    "and": Semantics(Effect.BITS, False, True),
+    "or": Semantics(Effect.BITS, False, True),
+    "xor": Semantics(Effect.BITS, False, True),
+    "andnot": Semantics(Effect.BITS, False, True),
+    "fetch_and": Semantics(Effect.BITS, True, True),
+    "fetch_or": Semantics(Effect.BITS, True, True),
+    "fetch_xor": Semantics(Effect.BITS, True, True),
+    "fetch_andnot": Semantics(Effect.BITS, True, True),
+    "xchg": Semantics(Effect.EXCHANGE, True, False, operand=1),
+    "cmpxchg": Semantics(Effect.EXCHANGE, True, False, operand=2),
+    "try_cmpxchg": Semantics(Effect.EXCHANGE, True, False, operand=2),
+    "dec_and_test": Semantics(_D, True, False, zero_test=True),
+    "inc_and_test": Semantics(_I, True, False, zero_test=True),
+    "sub_and_test": Semantics(_D, True, True, zero_test=True, operand=0),
+    "add_negative": Semantics(_I, True, True, zero_test=True, operand=0),
+    "inc_not_zero": Semantics(_I, True, False, zero_test=True),
+    "add_unless": Semantics(_I, True, False, zero_test=True, operand=1),
+    "fetch_add_unless": Semantics(_I, True, False, zero_test=True,
+                                  operand=1),
+    "dec_if_positive": Semantics(_D, True, False, zero_test=True),
+    "inc_unless_negative": Semantics(_I, True, False, zero_test=True),
+    "dec_unless_positive": Semantics(_D, True, False, zero_test=True),
+    "dec_and_lock": Semantics(_D, True, False, zero_test=True),
+    "dec_and_lock_irqsave": Semantics(_D, True, False, zero_test=True),
+    "dec_and_raw_lock": Semantics(_D, True, False, zero_test=True),
+    "dec_and_raw_lock_irqsave": Semantics(_D, True, False, zero_test=True),
+    "dec_and_mutex_lock": Semantics(_D, True, False, zero_test=True),
 }
 
-# Operations that return nothing.
-_VOID = {"set", "inc", "dec", "add", "sub", "and", "or", "xor", "andnot"}
-
-# Arithmetic that moves the counter (as opposed to set/xchg/cmpxchg/bits).
-_INCREASE = {"inc", "add", "inc_return", "add_return", "fetch_inc", "fetch_add"}
-_DECREASE = {"dec", "sub", "dec_return", "sub_return", "fetch_dec", "fetch_sub"}
-
-# Operations that test for zero (or guard against it) by themselves.
-ZERO_TESTS = {
-    "dec_and_test", "inc_and_test", "sub_and_test", "add_negative",
-    "inc_not_zero", "add_unless", "fetch_add_unless", "dec_if_positive",
-    "inc_unless_negative", "dec_unless_positive", "dec_and_lock",
-    "dec_and_lock_irqsave", "dec_and_raw_lock", "dec_and_raw_lock_irqsave",
-    "dec_and_mutex_lock",
-}
-
-_BASES = (
-    _VOID | _INCREASE | _DECREASE | ZERO_TESTS | {
-        "read", "read_acquire", "set_release", "xchg", "cmpxchg",
-        "try_cmpxchg", "fetch_and", "fetch_or", "fetch_xor", "fetch_andnot",
-    }
-)
+# Zero tests that refuse to act at a bound rather than report reaching it.
+GUARDS = frozenset({"inc_not_zero", "add_unless", "fetch_add_unless",
+                    "inc_unless_negative", "dec_unless_positive",
+                    "dec_if_positive"})
 
 _NAME_RE = re.compile(
     r"^(?:raw_|arch_)?atomic(?P<width>64|_long)?_(?P<rest>[a-z0-9_]+)$")
 _ORDER_RE = re.compile(r"_(relaxed|acquire|release)$")
+_NEGATIVE = re.compile(r"^\(*\s*-\s*[\w(]")
+# "old - 1", "(c + 1)", "v + delta": an exchange that moves the counter.
+_STEP = re.compile(r"^\(*\s*[\w.>\-\[\]]+?\s*([-+])\s*[\w()]+\s*\)*$")
 
 
 class AtomicOp(NamedTuple):
-    """One atomic API function, decoded."""
+    """One atomic API function, decoded; EFFECT may be refined by the
+    arguments of one call (see refine)."""
     name: str
     width: str          # "", "64" or "_long"
     base: str           # e.g. "dec_and_test", ordering suffix removed
     counter_last: bool  # counter is the last argument, else the first
+    effect: Effect
+
+    @property
+    def semantics(self) -> Semantics:
+        return OPS[self.base]
 
     @property
     def returns_value(self) -> bool:
-        return self.base not in _VOID
+        return self.semantics.returns
 
     @property
     def is_zero_test(self) -> bool:
-        return self.base in ZERO_TESTS
+        return self.semantics.zero_test
+
+    @property
+    def is_guard(self) -> bool:
+        return self.base in GUARDS
 
     @property
     def increases(self) -> bool:
-        return self.base in _INCREASE
+        return self.effect is Effect.INCREASE
 
     @property
     def decreases(self) -> bool:
-        return self.base in _DECREASE
+        return self.effect is Effect.DECREASE
 
     @property
     def is_read(self) -> bool:
-        return self.base in ("read", "read_acquire")
+        return self.semantics.effect is Effect.READ
+
+    @property
+    def waits(self) -> bool:
+        return self.semantics.waits
+
+    @property
+    def is_exchange(self) -> bool:
+        return self.semantics.effect is Effect.EXCHANGE
 
     @property
     def is_state_write(self) -> bool:
-        return self.base in ("set", "set_release", "xchg", "cmpxchg",
-                             "try_cmpxchg")
+        return self.semantics.effect in (Effect.SET, Effect.EXCHANGE)
 
 
 def decode(name: str) -> Optional[AtomicOp]:
-    """Decode an atomic API function name; None if it is not an operation."""
+    """Decode an atomic API function name; None if it is not an operation.
+
+    Ordering variants (_relaxed, _acquire, _release) share their base's
+    semantics; atomic_read_acquire and atomic_set_release are bases of
+    their own, atomic_cond_read_acquire is cond_read.
+    """
     m = _NAME_RE.match(name)
     if not m:
         return None
     rest = m.group("rest")
-    if rest not in _BASES:
-        stripped = _ORDER_RE.sub("", rest)
-        if stripped not in _BASES or stripped in ("read", "set"):
-            # atomic_read_acquire/atomic_set_release are their own bases.
-            if stripped not in _BASES:
-                return None
-        rest = stripped
-    return AtomicOp(name, m.group("width") or "", rest, rest in _COUNTER_LAST)
+    if rest not in OPS:
+        rest = _ORDER_RE.sub("", rest)
+        if rest not in OPS:
+            return None
+    sem = OPS[rest]
+    return AtomicOp(name, m.group("width") or "", rest, sem.counter_last,
+                    sem.effect)
+
+
+def effect_of(op: AtomicOp, args: list[str]) -> Effect:
+    """The direction of one call, from its arguments: a negative amount
+    reverses an add or a sub; an exchange whose new value is "old +/- k"
+    is an increase or a decrease."""
+    sem = op.semantics
+    if sem.operand is None or sem.operand >= len(args) or \
+            (not sem.counter_last and len(args) < 2):
+        return sem.effect
+    operand = args[sem.operand].strip()
+    if sem.effect in (Effect.INCREASE, Effect.DECREASE):
+        if _NEGATIVE.match(operand):
+            return _D if sem.effect is _I else _I
+        return sem.effect
+    if sem.effect is Effect.EXCHANGE:
+        m = _STEP.match(operand)
+        if m:
+            return _I if m.group(1) == "+" else _D
+    return sem.effect
+
+
+def refine(op: AtomicOp, args: list[str]) -> AtomicOp:
+    """OP with its effect for one call with ARGS."""
+    return op._replace(effect=effect_of(op, args))
 
 
 def split_args(args: str) -> list[str]:

@@ -9,148 +9,142 @@ positive evidence; everything else is unknown and stays checked.
 import json
 from typing import Any, Callable, Iterable, NamedTuple, Optional, TextIO
 
-from refsweep.resolve import Variable
+from refsweep.atomic_api import Effect
+from refsweep.records import (CHECKED, CHECKED_USES, WRAP_SAFE, Confidence,
+                              Evidence, Use, Variable, Verdict)
 
-CHECKED = ("refcount", "usage", "unknown")
-WRAP_SAFE = ("statistic", "id", "state")
-VERDICTS = ("refcount", "usage", "statistic", "id", "state", "unknown")
+# The verdicts in the order summaries print them.
+VERDICTS: tuple[Verdict, ...] = tuple(Verdict)
 
-_DECREASE = {"dec", "sub", "dec_return", "sub_return", "fetch_dec",
-             "fetch_sub"}
-_INCREASE = {"inc", "add", "inc_return", "add_return", "fetch_inc",
-             "fetch_add"}
+_HIGH, _MEDIUM, _LOW = Confidence.HIGH, Confidence.MEDIUM, Confidence.LOW
 
 
-class Verdict(NamedTuple):
-    verdict: str
+class Decision(NamedTuple):
+    """A verdict, the rule that gave it, and how sure the rule is."""
+    verdict: Verdict
     rule: str
-    confidence: str
+    confidence: Confidence
 
 
-Rule = Callable[[list[dict[str, Any]]], Optional[Verdict]]
+Rule = Callable[[list[Evidence]], Optional[Decision]]
 
 
-def _has(use: str, verdict: str, rule: str, confidence: str) -> Rule:
-    def check(ev: list[dict[str, Any]]) -> Optional[Verdict]:
-        if any(e["use"] == use for e in ev):
-            return Verdict(verdict, rule, confidence)
+def _has(use: Use, verdict: Verdict, rule: str,
+         confidence: Confidence) -> Rule:
+    def check(ev: list[Evidence]) -> Optional[Decision]:
+        if any(e.use is use for e in ev):
+            return Decision(verdict, rule, confidence)
         return None
     return check
 
 
-def _limit(ev: list[dict[str, Any]]) -> Optional[Verdict]:
+def _decreases(ev: list[Evidence]) -> bool:
+    return any(e.effect is Effect.DECREASE for e in ev)
+
+
+def _limit(ev: list[Evidence]) -> Optional[Decision]:
     """Compared with a bound; or for equality, when it also goes down (a
     count checked against a value, e.g. "== 1" for the last user)."""
-    if any(e["use"] == "limit" for e in ev) or (
-            any(e["use"] == "equality" for e in ev)
-            and any(e["base"] in _DECREASE for e in ev)):
-        return Verdict("usage", "limit", "medium")
+    if any(e.use is Use.LIMIT for e in ev) or (
+            any(e.use is Use.EQUALITY for e in ev) and _decreases(ev)):
+        return Decision(Verdict.USAGE, "limit", _MEDIUM)
     return None
 
 
-def _inc_not_zero(ev: list[dict[str, Any]]) -> Optional[Verdict]:
-    if any(e["guard"] for e in ev):
-        return Verdict("refcount", "inc-not-zero", "medium")
+def _inc_not_zero(ev: list[Evidence]) -> Optional[Decision]:
+    if any(e.guard for e in ev):
+        return Decision(Verdict.REFCOUNT, "inc-not-zero", _MEDIUM)
     return None
 
 
-_ARITH = _DECREASE | _INCREASE | {
-    "dec_and_test", "inc_and_test", "sub_and_test", "add_negative",
-    "inc_not_zero", "add_unless", "fetch_add_unless", "dec_if_positive",
-    "inc_unless_negative", "dec_unless_positive", "dec_and_lock",
-    "dec_and_lock_irqsave", "dec_and_raw_lock", "dec_and_raw_lock_irqsave",
-    "dec_and_mutex_lock"}
-
-
-def _no_arithmetic(ev: list[dict[str, Any]]) -> Optional[Verdict]:
+def _no_arithmetic(ev: list[Evidence]) -> Optional[Decision]:
     """Never incremented, decremented, added to or subtracted from: a flag
     or value holder.  Its zero tests are flag tests, and no overflow check
     could ever fire on it."""
-    ops = [e for e in ev if e["use"] != "escape"]
-    if ops and not any(e["base"] in _ARITH for e in ops) and \
-            not all(e["ambiguous"] for e in ops) and \
-            any(e["base"] not in ("read", "read_acquire") for e in ops) and \
-            not any(e["use"] == "escape" for e in ev):
-        return Verdict("state", "state", "medium")
+    ops = [e for e in ev if e.use is not Use.ESCAPE]
+    if ops and not any(e.effect.arithmetic for e in ops) and \
+            not all(e.ambiguous for e in ops) and \
+            any(e.effect is not Effect.READ for e in ops) and \
+            not any(e.use is Use.ESCAPE for e in ev):
+        return Decision(Verdict.STATE, "state", _MEDIUM)
     return None
 
 
-def _escapes(ev: list[dict[str, Any]]) -> Optional[Verdict]:
+def _escapes(ev: list[Evidence]) -> Optional[Decision]:
     """The address goes where the rules cannot follow: whatever is done
     there is unseen, so no wrap-safe verdict."""
-    if any(e["use"] == "escape" and not e["ambiguous"] for e in ev):
-        return Verdict("unknown", "escapes", "low")
+    if any(e.use is Use.ESCAPE and not e.ambiguous for e in ev):
+        return Decision(Verdict.UNKNOWN, "escapes", _LOW)
     return None
 
 
-def _gauge_value(ev: list[dict[str, Any]]) -> Optional[Verdict]:
+def _gauge_value(ev: list[Evidence]) -> Optional[Decision]:
     """Counted up and down, and the value feeds code the rules cannot
     judge: a count of live things that something consults."""
-    bases = {e["base"] for e in ev if not e["ambiguous"]}
-    if bases & _INCREASE and bases & _DECREASE and \
-            any(e["use"] == "value" for e in ev):
-        return Verdict("usage", "gauge-value", "low")
+    effects = {e.effect for e in ev if not e.ambiguous}
+    if Effect.INCREASE in effects and Effect.DECREASE in effects and \
+            any(e.use is Use.VALUE for e in ev):
+        return Decision(Verdict.USAGE, "gauge-value", _LOW)
     return None
 
 
-def _no_ops(ev: list[dict[str, Any]]) -> Optional[Verdict]:
-    if any(e["use"] != "escape" for e in ev):
+def _no_ops(ev: list[Evidence]) -> Optional[Decision]:
+    if any(e.use is not Use.ESCAPE for e in ev):
         return None
-    return Verdict("unknown", "no-ops", "low")
+    return Decision(Verdict.UNKNOWN, "no-ops", _LOW)
 
 
-def _unjudged(ev: list[dict[str, Any]]) -> Optional[Verdict]:
-    if any(e["use"] == "value" for e in ev):
-        return Verdict("unknown", "unjudged-use", "low")
+def _unjudged(ev: list[Evidence]) -> Optional[Decision]:
+    if any(e.use is Use.VALUE for e in ev):
+        return Decision(Verdict.UNKNOWN, "unjudged-use", _LOW)
     return None
 
 
-def _uses(ev: list[dict[str, Any]]) -> set[str]:
+def _uses(ev: list[Evidence]) -> set[Use]:
     """Uses that speak for this variable: an ambiguous address-taking is
     most likely another struct's member of the same name."""
-    return {e["use"] for e in ev
-            if not (e["use"] == "escape" and e["ambiguous"])}
+    return {e.use for e in ev
+            if not (e.use is Use.ESCAPE and e.ambiguous)}
 
 
-def _id(ev: list[dict[str, Any]]) -> Optional[Verdict]:
+def _id(ev: list[Evidence]) -> Optional[Decision]:
     uses = _uses(ev)
-    if uses & {"id", "equality"} and uses <= {"id", "equality", "mod",
-                                             "print"} and \
-            not any(e["base"] in _DECREASE for e in ev):
-        return Verdict("id", "id", "medium")
+    if uses & {Use.ID, Use.EQUALITY} and \
+            uses <= {Use.ID, Use.EQUALITY, Use.MOD, Use.PRINT} and \
+            not _decreases(ev):
+        return Decision(Verdict.ID, "id", _MEDIUM)
     return None
 
 
-def _print_only(ev: list[dict[str, Any]]) -> Optional[Verdict]:
-    uses = _uses(ev)
-    if uses == {"mod", "print"}:
-        return Verdict("statistic", "print-only", "medium")
+def _print_only(ev: list[Evidence]) -> Optional[Decision]:
+    if _uses(ev) == {Use.MOD, Use.PRINT}:
+        return Decision(Verdict.STATISTIC, "print-only", _MEDIUM)
     return None
 
 
-def _write_only(ev: list[dict[str, Any]]) -> Optional[Verdict]:
-    if _uses(ev) <= {"mod"}:
-        return Verdict("unknown", "write-only", "low")
+def _write_only(ev: list[Evidence]) -> Optional[Decision]:
+    if _uses(ev) <= {Use.MOD}:
+        return Decision(Verdict.UNKNOWN, "write-only", _LOW)
     return None
 
 
-def _no_exact(ev: list[dict[str, Any]]) -> Optional[Verdict]:
+def _no_exact(ev: list[Evidence]) -> Optional[Decision]:
     """Every operation might be another variable's: decide nothing."""
-    ops = [e for e in ev if e["use"] != "escape"]
-    if ops and all(e["ambiguous"] for e in ops):
-        return Verdict("unknown", "ambiguous-only", "low")
+    ops = [e for e in ev if e.use is not Use.ESCAPE]
+    if ops and all(e.ambiguous for e in ops):
+        return Decision(Verdict.UNKNOWN, "ambiguous-only", _LOW)
     return None
 
 
 RULES: list[Rule] = [
     _no_exact,
     _no_arithmetic,
-    _has("zero-release", "refcount", "zero-release", "high"),
+    _has(Use.ZERO_RELEASE, Verdict.REFCOUNT, "zero-release", _HIGH),
     _inc_not_zero,
-    _has("zero-returned", "refcount", "zero-returned", "medium"),
-    _has("zero-wake", "usage", "zero-wake", "high"),
-    _has("wait-zero", "usage", "wait-zero", "high"),
-    _has("zero-test", "usage", "zero-test", "medium"),
+    _has(Use.ZERO_RETURNED, Verdict.REFCOUNT, "zero-returned", _MEDIUM),
+    _has(Use.ZERO_WAKE, Verdict.USAGE, "zero-wake", _HIGH),
+    _has(Use.WAIT_ZERO, Verdict.USAGE, "wait-zero", _HIGH),
+    _has(Use.ZERO_TEST, Verdict.USAGE, "zero-test", _MEDIUM),
     _limit,
     _gauge_value,
     _no_ops,
@@ -162,12 +156,7 @@ RULES: list[Rule] = [
 ]
 
 
-# Uses that, if they were this variable's, would keep it checked.
-_CHECKED_USES = {"zero-release", "zero-wake", "zero-test", "zero-returned",
-                 "wait-zero", "limit", "equality", "value"}
-
-
-def decide(evidence: list[dict[str, Any]]) -> Verdict:
+def decide(evidence: list[Evidence]) -> Decision:
     """The verdict for one variable's evidence.
 
     Weak evidence (an op on a member of that name in a file that does not
@@ -175,59 +164,55 @@ def decide(evidence: list[dict[str, Any]]) -> Verdict:
     nothing, but it blocks a wrap-safe verdict when it would be checked
     evidence were it this variable's.
     """
-    strong = [e for e in evidence if not e.get("weak")]
-    weak = [e for e in evidence if e.get("weak")]
-    verdict = _first_rule(strong)
-    if verdict.verdict in WRAP_SAFE and any(
-            e["use"] in _CHECKED_USES or e["guard"] for e in weak):
-        return Verdict("unknown", "weak-conflict", "low")
-    if verdict.rule == "no-ops" and weak:
-        return Verdict("unknown", "ambiguous-only", "low")
-    return verdict
+    strong = [e for e in evidence if not e.weak]
+    weak = [e for e in evidence if e.weak]
+    decision = _first_rule(strong)
+    if decision.verdict in WRAP_SAFE and any(
+            e.use in CHECKED_USES or e.guard for e in weak):
+        return Decision(Verdict.UNKNOWN, "weak-conflict", _LOW)
+    if decision.rule == "no-ops" and weak:
+        return Decision(Verdict.UNKNOWN, "ambiguous-only", _LOW)
+    return decision
 
 
-def _first_rule(evidence: list[dict[str, Any]]) -> Verdict:
+def _first_rule(evidence: list[Evidence]) -> Decision:
     for rule in RULES:
-        v = rule(evidence)
-        if v is not None:
-            return v
-    return Verdict("unknown", "conflict", "low")
+        d = rule(evidence)
+        if d is not None:
+            return d
+    return Decision(Verdict.UNKNOWN, "conflict", _LOW)
 
 
-def classify(variables: dict[str, Variable]) -> dict[str, Verdict]:
+def classify(variables: dict[str, Variable]) -> dict[str, Decision]:
     """Verdicts for all variables, with conversion groups applied."""
     out = {k: decide(v.evidence) for k, v in variables.items()}
     checked_groups = {v.group for k, v in variables.items()
                       if v.group and out[k].verdict in CHECKED}
     for k, v in variables.items():
         if v.group in checked_groups and out[k].verdict in WRAP_SAFE:
-            out[k] = Verdict("unknown", "group-checked", "medium")
+            out[k] = Decision(Verdict.UNKNOWN, "group-checked", _MEDIUM)
     return out
 
 
-def to_json(var: Variable, verdict: Verdict) -> dict[str, Any]:
+def to_json(var: Variable, decision: Decision) -> dict[str, Any]:
     """The documented JSON object of one variable."""
     return {
         "key": var.key, "type": var.type, "decl": var.decl,
-        "also_declared": var.decls[1:], "scope": var.scope, "found_by": sorted(var.found_by),
-        "verdict": verdict.verdict, "rule": verdict.rule,
-        "confidence": verdict.confidence, "group": var.group,
-        "evidence": [
-            {k: e[k] for k in ("op", "at", "function", "use", "detail",
-                               "parsed", "ambiguous", "weak", "via")
-             if k in e}
-            for e in var.evidence],
-        # wrap_design.py; storage behind a pointer (pointers.py).
-        "wrap_by_design": bool(var.wrap_evidence),
-        "wrap_evidence": var.wrap_evidence,
+        "also_declared": var.decls[1:], "scope": var.scope,
+        "found_by": sorted(var.found_by),
+        "verdict": str(decision.verdict), "rule": decision.rule,
+        "confidence": str(decision.confidence), "group": var.group,
+        "wrap_by_design": var.wrap_by_design,
+        "wrap_evidence": list(var.wrap_evidence),
+        "evidence": [e.to_json() for e in var.evidence],
         **({"pointer": True} if var.pointer else {}),
     }
 
 
 def write_json(variables: dict[str, Variable],
-               verdicts: dict[str, Verdict], out: TextIO) -> None:
+               decisions: dict[str, Decision], out: TextIO) -> None:
     for key in sorted(variables):
-        out.write(json.dumps(to_json(variables[key], verdicts[key])) + "\n")
+        out.write(json.dumps(to_json(variables[key], decisions[key])) + "\n")
 
 
 def read_json(lines: Iterable[str]) -> list[dict[str, Any]]:

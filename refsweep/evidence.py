@@ -13,6 +13,8 @@ import re
 from typing import Any, Optional
 
 from refsweep import atomic_api, lexical
+from refsweep.atomic_api import Effect
+from refsweep.records import Use
 
 Record = dict[str, Any]
 
@@ -175,18 +177,18 @@ def _zero_branch(text: Text, ctx: Record, zero_when_true: bool,
     return ""
 
 
-def _branch_use(branch: str) -> str:
+def _branch_use(branch: str) -> Use:
     if RELEASE_CALLS.search(branch):
-        return "zero-release"
+        return Use.ZERO_RELEASE
     if WAKE_CALLS.search(branch):
-        return "zero-wake"
-    return "zero-test"
+        return Use.ZERO_WAKE
+    return Use.ZERO_TEST
 
 
 def classify_use(op: atomic_api.AtomicOp, op_pos: list[Any],
                  ctx: Optional[Record], text: Text,
                  functions: list[lexical.FuncSpan],
-                 args: list[str]) -> tuple[str, str]:
+                 args: list[str]) -> tuple[Use, str]:
     """The use of one operation and a short detail for reviewers."""
     op_text = _call_text(text, op_pos)
     if ctx is None:
@@ -200,20 +202,20 @@ def classify_use(op: atomic_api.AtomicOp, op_pos: list[Any],
         return _condition_use(op, cmp, ctx, text, functions, args, is_loop)
     if kind == "return":
         if op.is_zero_test or (cmp.operator and cmp.against_zero):
-            return "zero-returned", "zero test returned to the caller"
+            return Use.ZERO_RETURNED, "zero test returned to the caller"
         if cmp.operator:
             return _compare_use(op, cmp)
         if op.increases and op.returns_value and not op.is_read:
-            return "id", "new value returned"
+            return Use.ID, "new value returned"
         if expr.strip() == op_text.strip():
             fn = lexical.function_at(functions, int(op_pos[1]))
             followed = _follow_getter(fn, text, op)
             if followed:
                 return followed
-        return "value", "value returned"
+        return Use.VALUE, "value returned"
     if kind in ("assign", "local"):
         if op.is_zero_test or (cmp.operator and cmp.against_zero):
-            return "zero-test", "zero test stored"
+            return Use.ZERO_TEST, "zero test stored"
         if cmp.operator:
             return _compare_use(op, cmp)
         lhs = text.span(ctx["lhs"]) if ctx.get("lhs") else ""
@@ -224,37 +226,38 @@ def classify_use(op: atomic_api.AtomicOp, op_pos: list[Any],
             if followed:
                 return followed
         if op.increases and not op.is_read:
-            return "id", f"new value stored in {lhs.strip()}"
-        if op.base in ("xchg", "cmpxchg") and _constant_args(args[1:]):
-            return "state-test", "exchange of constants"
+            return Use.ID, f"new value stored in {lhs.strip()}"
+        if op.is_exchange and op.base != "try_cmpxchg" and \
+                _constant_args(args[1:]):
+            return Use.STATE_TEST, "exchange of constants"
         if op.is_read and kind == "assign" and re.search(r"->|\.|\[|^\s*\*",
                                                           lhs):
-            return "print", f"copied out to {lhs.strip()}"
-        return "value", f"stored in {lhs.strip()}"
+            return Use.PRINT, f"copied out to {lhs.strip()}"
+        return Use.VALUE, f"stored in {lhs.strip()}"
     if kind == "call":
         callee = str(ctx.get("callee", ""))
         if WAIT_CALLEES.match(callee):
-            return "wait-zero", f"waited on in {callee}()"
+            return Use.WAIT_ZERO, f"waited on in {callee}()"
         if ASSERT_CALLEES.match(callee):
             if op.is_zero_test or cmp.against_zero:
-                return "zero-test", f"asserted in {callee}()"
+                return Use.ZERO_TEST, f"asserted in {callee}()"
             if cmp.operator:
                 return _compare_use(op, cmp)
-            return "value", f"in {callee}()"
+            return Use.VALUE, f"in {callee}()"
         if cmp.operator:
             return _compare_use(op, cmp)
         if op.is_zero_test:
-            return "zero-test", f"zero test passed to {callee}()"
+            return Use.ZERO_TEST, f"zero test passed to {callee}()"
         if op.increases and not op.is_read:
-            return "id", f"new value passed to {callee}()"
+            return Use.ID, f"new value passed to {callee}()"
         if PRINT_CALLEES.match(callee):
-            return "print", f"printed by {callee}()"
-        return "value", f"passed to {callee}()"
+            return Use.PRINT, f"printed by {callee}()"
+        return Use.VALUE, f"passed to {callee}()"
     if kind == "index":
         if op.increases and not op.is_read:
-            return "id", "new value used as an index"
-        return "value", "used as an index"
-    return "value", kind
+            return Use.ID, "new value used as an index"
+        return Use.VALUE, "used as an index"
+    return Use.VALUE, kind
 
 
 def _call_text(text: Text, op_pos: list[Any]) -> str:
@@ -269,33 +272,31 @@ def _call_text(text: Text, op_pos: list[Any]) -> str:
 
 def _condition_use(op: atomic_api.AtomicOp, cmp: _Compare, ctx: Record,
                    text: Text, functions: list[lexical.FuncSpan],
-                   args: list[str], is_loop: bool) -> tuple[str, str]:
+                   args: list[str], is_loop: bool) -> tuple[Use, str]:
     if is_loop:
-        if op.base in ("cmpxchg", "try_cmpxchg"):
-            return "value", "compare-and-exchange loop"
-        return "wait-zero", "loop condition (busy wait)"
+        if op.is_exchange:
+            return Use.VALUE, "compare-and-exchange loop"
+        return Use.WAIT_ZERO, "loop condition (busy wait)"
     if op.is_zero_test:
         zero_true = not cmp.negated
-        if op.base in ("inc_not_zero", "add_unless", "fetch_add_unless",
-                       "inc_unless_negative", "dec_unless_positive",
-                       "dec_if_positive"):
-            return "zero-test", f"{op.base} guard"
+        if op.is_guard:
+            return Use.ZERO_TEST, f"{op.base} guard"
         branch = _zero_branch(text, ctx, zero_true, functions)
         use = _branch_use(branch)
         return use, f"{op.base}: zero branch {_summary(branch)}"
     if cmp.operator is None and not cmp.negated:
-        if op.base in ("cmpxchg", "try_cmpxchg", "xchg") and \
+        if op.is_exchange and \
                 _constant_args(args[1:]):
-            return "state-test", "exchange of constants tested"
+            return Use.STATE_TEST, "exchange of constants tested"
         # "if (atomic_read(&x))": true when non-zero.
         branch = _zero_branch(text, ctx, False, functions)
-        use = _branch_use(branch) if op.decreases else "zero-test"
+        use = _branch_use(branch) if op.decreases else Use.ZERO_TEST
         return use, "value tested for non-zero"
     if cmp.against_zero:
         branch = _zero_branch(text, ctx, cmp.zero_when_true, functions)
         use = _branch_use(branch)
-        if use != "zero-test" and not (op.decreases or op.is_read):
-            use = "zero-test"
+        if use != Use.ZERO_TEST and not (op.decreases or op.is_read):
+            use = Use.ZERO_TEST
         return use, f"compared with zero: zero branch {_summary(branch)}"
     return _compare_use(op, cmp)
 
@@ -307,7 +308,7 @@ def _strip_casts(expr: str) -> str:
 
 
 def _tests_of(name: str, code: str, op: atomic_api.AtomicOp
-              ) -> Optional[tuple[str, str]]:
+              ) -> Optional[tuple[Use, str]]:
     """How CODE tests the variable NAME, as a use, if it does."""
     word = re.escape(name)
     for m in re.finditer(r"\b" + word + r"\b", code):
@@ -322,13 +323,13 @@ def _tests_of(name: str, code: str, op: atomic_api.AtomicOp
             use, detail = _compare_use(op, cmp)
             return use, f"kept in {name}, {detail}"
         if in_cond and re.match(r"\s*(\)|&&|\|\|)", after):
-            return "zero-test", f"kept in {name}, tested for non-zero"
+            return Use.ZERO_TEST, f"kept in {name}, tested for non-zero"
     return None
 
 
 def _follow_local(name: str, line: int, text: Text,
                   functions: list[lexical.FuncSpan],
-                  op: atomic_api.AtomicOp) -> Optional[tuple[str, str]]:
+                  op: atomic_api.AtomicOp) -> Optional[tuple[Use, str]]:
     """A value stored in a local: how the rest of the function tests it,
     or that it is only printed."""
     for f in functions:
@@ -341,7 +342,7 @@ def _follow_local(name: str, line: int, text: Text,
     return None
 
 
-def _only_printed(name: str, code: str) -> Optional[tuple[str, str]]:
+def _only_printed(name: str, code: str) -> Optional[tuple[Use, str]]:
     """If every read of local NAME in CODE is an argument of a printing
     call, the value is only printed."""
     reads = 0
@@ -353,11 +354,11 @@ def _only_printed(name: str, code: str) -> Optional[tuple[str, str]]:
         if not callee or not PRINT_CALLEES.match(callee):
             return None
         reads += 1
-    return ("print", f"kept in {name}, only printed") if reads else None
+    return (Use.PRINT, f"kept in {name}, only printed") if reads else None
 
 
 def _follow_getter(fn: Optional[str], text: Text,
-                   op: atomic_api.AtomicOp) -> Optional[tuple[str, str]]:
+                   op: atomic_api.AtomicOp) -> Optional[tuple[Use, str]]:
     """'return atomic_read(&x->n);' in FN: how callers in this file test
     FN's result (one call level)."""
     if not fn:
@@ -385,25 +386,25 @@ _LIMIT_WORDS = re.compile(r"MAX|LIMIT|THRESH|MIN|HIGH|LOW|BUDGET|QUOTA|WATER|"
                           r"SIZE|NUM|NR_|COUNT|DEPTH|LEN|CAP")
 
 
-def _compare_use(op: atomic_api.AtomicOp, cmp: _Compare) -> tuple[str, str]:
+def _compare_use(op: atomic_api.AtomicOp, cmp: _Compare) -> tuple[Use, str]:
     if cmp.against_zero:
-        return "zero-test", "compared with zero"
+        return Use.ZERO_TEST, "compared with zero"
     other = cmp.other or ""
     if cmp.operator in ("==", "!=") and op.increases and not op.is_read \
             and not (cmp.against_constant and not _LIMIT_WORDS.search(other)):
         # "atomic_inc_return(&x->errors) == 1", "== size": counting up to
         # a mark; a named sentinel ("== AUDIT_SID_UNSET") is an equality.
-        return "limit", f"new value compared {cmp.operator} {other}"
+        return Use.LIMIT, f"new value compared {cmp.operator} {other}"
     if cmp.operator in ("==", "!="):
         if cmp.against_constant and _LIMIT_WORDS.search(other):
-            return "limit", f"compared {cmp.operator} {other}"
+            return Use.LIMIT, f"compared {cmp.operator} {other}"
         if cmp.against_constant and not (op.increases or op.decreases):
-            return "state-test", f"compared with {other}"
+            return Use.STATE_TEST, f"compared with {other}"
         # A sequence or generation number checked against a snapshot or a
         # sentinel, or a count checked against a value: the classifier
         # tells them apart by whether the variable is ever decremented.
-        return "equality", f"compared {cmp.operator} {other}"
-    return "limit", f"compared {cmp.operator} {other}"
+        return Use.EQUALITY, f"compared {cmp.operator} {other}"
+    return Use.LIMIT, f"compared {cmp.operator} {other}"
 
 
 def _summary(branch: str) -> str:
@@ -443,14 +444,14 @@ def _in_formatted_call(text: Text, line: int, col: int) -> bool:
 
 def _bare_use(op: atomic_api.AtomicOp, op_pos: list[Any], text: Text,
               args: list[str],
-              functions: list[lexical.FuncSpan]) -> tuple[str, str]:
+              functions: list[lexical.FuncSpan]) -> tuple[Use, str]:
     """An operation spatch saw in no recorded context."""
     before = text.before(int(op_pos[1]), int(op_pos[2]), 40)
     if re.search(r"\bswitch\s*\(\s*$", before):
-        return "state-test", "switch on the value"
+        return Use.STATE_TEST, "switch on the value"
     if re.search(r"\bwhile\s*\(\s*$", before) and op.returns_value:
         # do { ... } while (atomic_read(&x)): spatch records no context.
-        return "wait-zero", "do-while condition (busy wait)"
+        return Use.WAIT_ZERO, "do-while condition (busy wait)"
     statement = re.search(r"[;{}:]\s*$", before) or not before.strip()
     if not op.returns_value or (statement and not op.is_read
                                 and not op.is_zero_test):
@@ -459,12 +460,12 @@ def _bare_use(op: atomic_api.AtomicOp, op_pos: list[Any], text: Text,
                 or _CONSTANT.match(args[-1].strip())):
             # atomic_set(&x, 0) resets a counter; atomic_set(&x, FX_BUSY)
             # or an exchange of literals moves a state word.
-            return "state-test", f"{op.base} of a constant"
+            return Use.STATE_TEST, f"{op.base} of a constant"
         if op.base in ("set", "set_release"):
-            return "mod", "set"
-        return "mod", op.base
+            return Use.MOD, "set"
+        return Use.MOD, op.base
     if op.is_zero_test:
-        return "zero-test", f"{op.base} in an unrecorded context"
+        return Use.ZERO_TEST, f"{op.base} in an unrecorded context"
     if op.is_read:
         acc = re.search(r"\b(\w+)\s*[-+|]=\s*$", before)
         if acc:
@@ -474,8 +475,8 @@ def _bare_use(op: atomic_api.AtomicOp, op_pos: list[Any], text: Text,
             if found:
                 return found
         if _in_formatted_call(text, int(op_pos[1]), int(op_pos[2])):
-            return "print", "formatted by a printf-style macro"
-    return "value", "value used in an unrecorded context"
+            return Use.PRINT, "formatted by a printf-style macro"
+    return Use.VALUE, "value used in an unrecorded context"
 
 
 def analyse_file(path: str, source: str, records: list[Record],
@@ -506,6 +507,7 @@ def analyse_file(path: str, source: str, records: list[Record],
             continue
         pos = rec["pos"]
         args = atomic_api.split_args(_normalise(rec["args"]))
+        op = atomic_api.refine(op, args)
         counter = atomic_api.counter_arg(op, args)
         if counter is None:
             continue
@@ -524,17 +526,18 @@ def analyse_file(path: str, source: str, records: list[Record],
         if op is None:
             continue
         args = atomic_api.split_args(s.args)
+        op = atomic_api.refine(op, args)
         counter = atomic_api.counter_arg(op, args)
         if counter is None:
             continue
         if not s.in_macro:
             missed += 1
         if op.is_zero_test:
-            use, detail = "zero-test", "seen by text only"
+            use, detail = Use.ZERO_TEST, "seen by text only"
         elif not op.returns_value:
-            use, detail = "mod", "seen by text only"
+            use, detail = Use.MOD, "seen by text only"
         else:
-            use, detail = "value", "value-returning op seen by text only"
+            use, detail = Use.VALUE, "value-returning op seen by text only"
         ops.append(_op_record(op, counter, args, s.line, s.function, use, detail,
                               False, text, facts))
     for m in _EXPORTS.finditer(text.code):
@@ -542,10 +545,11 @@ def analyse_file(path: str, source: str, records: list[Record],
         if args:
             lno = text.code.count("\n", 0, m.start()) + 1
             ops.append({"op": m.group(1), "base": "read",
+                        "effect": str(Effect.READ),
                         "counter": _normalise(args[-1]), "guard": False,
                         "line": lno,
                         "function": lexical.function_at(facts.functions, lno),
-                        "use": "print", "detail": f"exported by {m.group(1)}()",
+                        "use": str(Use.PRINT), "detail": f"exported by {m.group(1)}()",
                         "parsed": True,
                         "base_type": _base_type(_normalise(args[-1]), lno,
                                                 text, facts)})
@@ -602,10 +606,10 @@ def _escapes(text: Text, facts: lexical.FileFacts) -> list[Record]:
                       "container_of", "ARRAY_SIZE") or \
                 (callee and _EXPORTS.match(callee + "(")):
             continue
-        out.append({"op": f"&{counter}", "base": "escape",
+        out.append({"op": f"&{counter}", "base": "escape", "effect": str(Effect.READ),
                     "counter": counter, "guard": False, "line": lno,
                     "function": lexical.function_at(facts.functions, lno),
-                    "use": "escape", "callee": callee,
+                    "use": str(Use.ESCAPE), "callee": callee,
                     "detail": (f"address passed to {callee}()" if callee
                                else "address taken"),
                     "parsed": True,
@@ -668,13 +672,14 @@ def _is_not_zero_guard(op: atomic_api.AtomicOp, args: list[str]) -> bool:
 
 
 def _op_record(op: atomic_api.AtomicOp, counter: str, args: list[str],
-               line: int, function: Optional[str], use: str, detail: str,
+               line: int, function: Optional[str], use: Use, detail: str,
                parsed: bool, text: Text,
                facts: lexical.FileFacts) -> Record:
     counter = _normalise(counter)
-    return {"op": op.name, "base": op.base, "counter": counter,
+    return {"op": op.name, "base": op.base, "effect": str(op.effect),
+            "counter": counter,
             "guard": _is_not_zero_guard(op, args),
-            "line": line, "function": function, "use": use,
+            "line": line, "function": function, "use": str(use),
             "detail": detail, "parsed": parsed,
             "base_type": _base_type(counter, line, text, facts)}
 

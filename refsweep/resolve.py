@@ -6,6 +6,7 @@ See Documentation/classification.rst, "Variables and keys" and
 target cannot be told apart is given to every candidate, marked ambiguous.
 """
 
+import dataclasses
 import json
 import posixpath
 import re
@@ -15,6 +16,7 @@ from typing import Any, Optional
 
 from refsweep import (atomic_api, macros, pointers, summaries, workdir,
                       wrap_design)
+from refsweep.records import Evidence, Use, Variable, evidence_from_op
 from refsweep.sources import Sources, grep_words
 
 Record = dict[str, Any]
@@ -22,25 +24,6 @@ _MEMBER = re.compile(r"(?:->|\.)(\w+)(?:\[[^\]]*\])*\)*$")
 _PLAIN = re.compile(r"^\(*(\w+)(?:\[[^\]]*\])*\)*$")
 _CAST = re.compile(r"^\((?:const\s+|volatile\s+)*(?:atomic(?:64|_long)?_t"
                    r"|void)\s*\*\)")
-
-
-class Variable:
-    """One variable: its declaration sites and the evidence gathered."""
-
-    def __init__(self, key: str, type_: str, decl: str, scope: str,
-                 found_by: list[str]) -> None:
-        self.key = key
-        self.type = type_
-        self.decl = decl
-        self.decls = [decl]
-        self.scope = scope
-        self.found_by = set(found_by)
-        self.evidence: list[Record] = []
-        self.group: Optional[str] = None
-        # Storage allocated behind a pointer ("static atomic_t *ids").
-        self.pointer = False
-        # Why it may wrap on purpose (wrap_design.py); empty if no sign.
-        self.wrap_evidence: list[str] = []
 
 
 def variable_key(path: str, d: Record) -> str:
@@ -63,7 +46,7 @@ def collect_variables(files: list[Record]) -> dict[str, Variable]:
             var = out.get(key)
             if var is None:
                 out[key] = Variable(key, d["type"], at, d["scope"],
-                                    d["found_by"])
+                                    set(d["found_by"]))
             else:
                 var.decls.append(at)
                 var.found_by |= set(d["found_by"])
@@ -240,8 +223,8 @@ def add_pointer_variables(variables: dict[str, Variable],
         at = f"{path}:{d.line}"
         var = variables.get(key)
         if var is None:
-            var = Variable(key, d.type, at, d.scope, ["lexical"])
-            var.pointer = True
+            var = Variable(key, d.type, at, d.scope, {"lexical"},
+                           pointer=True)
             variables[key] = var
             n += 1
         elif var.pointer and at not in var.decls:
@@ -271,7 +254,8 @@ class _Attributor:
         return keys, ambiguous
 
     def give(self, path: str, near: frozenset[str], keys: list[str],
-             ambiguous: bool, evs: list[Record], escape: bool) -> list[str]:
+             ambiguous: bool, evs: list[Evidence], escape: bool
+             ) -> list[str]:
         """Attach EVS to KEYS; returns the keys that got them."""
         tiers = [frozenset({path}), near, self.graph.sees(path)] \
             if ambiguous else []
@@ -285,8 +269,9 @@ class _Attributor:
                       if self.index.decl_paths[k] & near]
         for key, level in levels:
             self.variables[key].evidence.extend(
-                dict(ev, ambiguous=level != "exact" or ev["ambiguous"],
-                     weak=level == "weak") for ev in evs)
+                dataclasses.replace(
+                    ev, ambiguous=level != "exact" or ev.ambiguous,
+                    weak=level == "weak") for ev in evs)
         return [k for k, _lv in levels]
 
 
@@ -312,7 +297,7 @@ def attribute(files: list[Record], variables: dict[str, Variable],
     by_path = {f["path"]: f for f in files}
     extra = [{"path": p, "ops": [], "includes": [], "functions": []}
              for p in sorted(expansion.ops) if p not in by_path]
-    unresolved: list[tuple[Record, Record, Record]] = []
+    unresolved: list[tuple[Record, Record, Evidence]] = []
     for f in [*files, *extra]:
         path = f["path"]
         near = frozenset({path, *f.get("includes", [])})
@@ -322,14 +307,10 @@ def attribute(files: list[Record], variables: dict[str, Variable],
             if (path, op["line"]) in expansion.hidden and \
                     op not in expanded:
                 continue        # a macro body: expanded at its uses
-            if op["use"] != "escape":
+            ev = evidence_from_op(op, path)
+            escape = ev.use is Use.ESCAPE
+            if not escape:
                 stats["ops"] += 1
-            ev = {"op": op["op"], "at": f"{path}:{op['line']}",
-                  "function": op["function"], "use": op["use"],
-                  "detail": op["detail"], "parsed": op["parsed"],
-                  "ambiguous": False, "base": op["base"],
-                  "guard": op["guard"]}
-            escape = op["use"] == "escape"
             if escape and (op.get("callee") in summ.defs or
                            op.get("callee") in expansion.names):
                 continue        # a helper or macro: attributed at the call
@@ -360,7 +341,7 @@ def attribute(files: list[Record], variables: dict[str, Variable],
     return stats
 
 
-def _retry_unresolved(unresolved: list[tuple[Record, Record, Record]],
+def _retry_unresolved(unresolved: list[tuple[Record, Record, Evidence]],
                       att: _Attributor, sources: Sources,
                       tree: Optional[Path]) -> None:
     """Counters that named no variable: through a local pointer
@@ -457,9 +438,9 @@ def _apply_summaries(tree: Path, summ: summaries.Summaries,
             for _at, args in summaries.call_at(sources, path, lno, name):
                 defs, amb_def = summ.lookup(name, path, att.graph.sees(path))
                 for d in defs:
-                    if d.index >= len(args):
+                    if d.position >= len(args):
                         continue
-                    arg = re.sub(r"\s+", "", args[d.index])
+                    arg = re.sub(r"\s+", "", args[d.position])
                     keys, ambiguous = _call_arg(att.index, path, fn, arg)
                     if not keys:
                         continue
@@ -469,11 +450,11 @@ def _apply_summaries(tree: Path, summ: summaries.Summaries,
                     att.stats["helper_calls"] += 1
                     via = f"{name}() at {path}:{lno}"
                     got = att.give(path, near, keys, ambiguous, [
-                        dict(ev, ambiguous=ev["ambiguous"] or amb_def,
-                             via=via + (", " + ev["via"] if ev.get("via")
-                                        else ""))
+                        dataclasses.replace(
+                            ev, ambiguous=ev.ambiguous or amb_def,
+                            via=via + (", " + ev.via if ev.via else ""))
                         for ev in evs], False)
-                    group_members.setdefault((d.path, d.name, d.index),
+                    group_members.setdefault((d.path, d.name, d.position),
                                              set()).update(got)
     _link_groups(group_members.values(), att.variables)
 

@@ -13,10 +13,13 @@ Summaries are applied at call sites by resolve.py.  See
 Documentation/classification.rst, "Helpers, macros and pointers".
 """
 
+import dataclasses
 import re
 from typing import Any, Callable, NamedTuple, Optional
 
 from refsweep import atomic_api, lexical
+from refsweep.atomic_api import Effect
+from refsweep.records import Evidence, Use
 from refsweep.sources import Sources, calls_in, strip_expr
 
 Record = dict[str, Any]
@@ -35,7 +38,7 @@ class HelperDef(NamedTuple):
     """One definition of a helper and one of its atomic pointer params."""
     name: str
     path: str
-    index: int
+    position: int
     param: str
 
 
@@ -51,10 +54,10 @@ class Summaries:
         self.sources = sources
         self.sees = sees
         self.defs: dict[str, list[HelperDef]] = {}
-        self.direct: dict[HelperKey, list[Record]] = {}
+        self.direct: dict[HelperKey, list[Evidence]] = {}
         self.edges: dict[HelperKey, list[tuple[str, int, str]]] = {}
         self.spans: dict[tuple[str, str], list[tuple[int, int]]] = {}
-        self._memo: dict[HelperKey, list[Record]] = {}
+        self._memo: dict[HelperKey, list[Evidence]] = {}
         for f in files:
             for name, start, end in f.get("functions", []):
                 self.spans.setdefault((f["path"], name), []).append(
@@ -78,11 +81,11 @@ class Summaries:
         name = strip_expr(counter)
         for d in self.defs[function]:
             if d.path == path and d.param == name:
-                return d.index
+                return d.position
         return None
 
     def add_direct(self, path: str, function: str, index: int,
-                   ev: Record) -> None:
+                   ev: Evidence) -> None:
         self.direct.setdefault((path, function, index), []).append(ev)
 
     def find_edges(self) -> None:
@@ -94,7 +97,7 @@ class Summaries:
 
     def _edges_in(self, d: HelperDef, start: int, end: int) -> None:
         body = self.sources.lines(d.path, start, end)
-        key = (d.path, d.name, d.index)
+        key = (d.path, d.name, d.position)
         for callee, at, args in calls_in(body):
             if atomic_api.decode(callee) is not None or \
                     callee in self.macro_names or \
@@ -108,11 +111,11 @@ class Summaries:
                 if callee in self.defs:
                     self.edges.setdefault(key, []).append((callee, k, where))
                 else:
-                    self.direct.setdefault(key, []).append({
-                        "op": f"{d.param} -> {callee}()", "base": "escape",
-                        "at": where, "function": d.name, "use": "escape",
-                        "detail": f"pointer passed to {callee}()",
-                        "parsed": True, "ambiguous": False, "guard": False})
+                    self.direct.setdefault(key, []).append(Evidence(
+                        op=f"{d.param} -> {callee}()", at=where,
+                        function=d.name, use=Use.ESCAPE,
+                        detail=f"pointer passed to {callee}()", parsed=True,
+                        base="escape", effect=Effect.READ))
 
     def lookup(self, name: str, caller: str,
                sees: frozenset[str]) -> tuple[list[HelperDef], bool]:
@@ -128,12 +131,12 @@ class Summaries:
         global_defs = [d for d in defs if d.path.endswith(".c")] or defs
         return global_defs, len({d.path for d in global_defs}) > 1
 
-    def effects(self, d: HelperDef) -> list[Record]:
+    def effects(self, d: HelperDef) -> list[Evidence]:
         """Everything done to D's parameter, through every helper level."""
-        return self._effects((d.path, d.name, d.index), set())
+        return self._effects((d.path, d.name, d.position), set())
 
     def _effects(self, key: HelperKey, active: set[HelperKey]
-                 ) -> list[Record]:
+                 ) -> list[Evidence]:
         if key in self._memo:
             return self._memo[key]
         if key in active:
@@ -144,15 +147,14 @@ class Summaries:
             defs, ambiguous = self.lookup(callee, key[0],
                                           self.sees(key[0]))
             for d in defs:
-                if d.index != index:
+                if d.position != index:
                     continue
-                for ev in self._effects((d.path, d.name, d.index),
+                for ev in self._effects((d.path, d.name, d.position),
                                         active):
                     chain = f"{callee}() at {where}"
-                    out.append(dict(
-                        ev, ambiguous=ev["ambiguous"] or ambiguous,
-                        via=chain + (", " + ev["via"] if ev.get("via")
-                                     else "")))
+                    out.append(dataclasses.replace(
+                        ev, ambiguous=ev.ambiguous or ambiguous,
+                        via=chain + (", " + ev.via if ev.via else "")))
         active.discard(key)
         self._memo[key] = out
         return out

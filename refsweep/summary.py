@@ -4,11 +4,11 @@
 from collections import Counter
 from typing import Any
 
-from refsweep.classify import VERDICTS, Verdict
-from refsweep.resolve import Variable
+from refsweep.classify import VERDICTS, Decision
+from refsweep.records import WRAP_SAFE, Verdict, Variable
 
 
-def render(variables: dict[str, Variable], verdicts: dict[str, Verdict],
+def render(variables: dict[str, Variable], verdicts: dict[str, Decision],
            files: list[dict[str, Any]], stats: dict[str, int]) -> str:
     by_verdict = Counter(v.verdict for v in verdicts.values())
     by_type: dict[str, Counter[str]] = {}
@@ -20,10 +20,10 @@ def render(variables: dict[str, Variable], verdicts: dict[str, Verdict],
     for v in VERDICTS:
         lines.append(f"  {v:<12} {by_verdict[v]:>6}  "
                      f"{100 * by_verdict[v] / total:5.1f}%")
-    safe = sum(by_verdict[v] for v in ("statistic", "id", "state"))
+    safe = sum(by_verdict[v] for v in WRAP_SAFE)
     lines.append(f"  wrap-safe {safe} ({100 * safe / total:.1f}%), "
-                 f"checked {total - safe - by_verdict['unknown']}, "
-                 f"unknown {by_verdict['unknown']}")
+                 f"checked {total - safe - by_verdict[Verdict.UNKNOWN]}, "
+                 f"unknown {by_verdict[Verdict.UNKNOWN]}")
     lines.append("  type          " + " ".join(f"{v[:6]:>7}" for v in VERDICTS))
     for t in sorted(by_type):
         lines.append(f"  {t:<13} " + " ".join(f"{by_type[t][v]:>7}"

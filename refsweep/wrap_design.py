@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from refsweep import atomic_api, lexical
+from refsweep.records import Evidence, Use, Variable
 from refsweep.sources import Sources, call_args, grep_words
 
 Record = dict[str, Any]
@@ -199,13 +200,13 @@ class Finder:
                 out.append(m.group(1))
         return out
 
-    def signs_of_op(self, ev: Record,
+    def signs_of_op(self, ev: Evidence,
                     spans: dict[str, list[tuple[str, int, int]]]
                     ) -> list[str]:
-        path, _sep, lno = ev["at"].rpartition(":")
+        path, _sep, lno = ev.at.rpartition(":")
         line = int(lno)
-        op = atomic_api.decode(ev["op"])
-        found = self.op_call(path, line, ev["op"]) if op else None
+        op = atomic_api.decode(ev.op)
+        found = self.op_call(path, line, ev.op) if op else None
         if op is None or found is None:
             return []
         start, close, args = found
@@ -298,22 +299,22 @@ def _random_fill(finder: Finder, path: str, spans: list[tuple[str, int,
     return out
 
 
-def find(variables: dict[str, Any], files: list[Record], sources: Sources,
+def find(variables: dict[str, Variable], files: list[Record], sources: Sources,
          tree: Optional[Path], index: Any) -> int:
     """Set wrap_evidence on VARIABLES; returns how many are flagged."""
     finder = Finder(sources, tree)
     spans = {f["path"]: [(n, int(s), int(e))
                          for n, s, e in f.get("functions", [])]
              for f in files}
-    exact: dict[str, list[Record]] = {}
+    exact: dict[str, list[Evidence]] = {}
     names: set[str] = set()
     for key, var in variables.items():
-        evs = [e for e in var.evidence if not e.get("ambiguous")
-               and not e.get("weak") and e["use"] != "escape"]
+        evs = [e for e in var.evidence if not e.ambiguous
+               and not e.weak and e.use is not Use.ESCAPE]
         exact[key] = evs
         for e in evs:
-            if e.get("base") in _ADDS:
-                path, _s, lno = e["at"].rpartition(":")
+            if e.base in _ADDS:
+                path, _s, lno = e.at.rpartition(":")
                 names.update(re.findall(r"\b[A-Z][A-Z0-9_]{2,}\b",
                                         sources.lines(path, int(lno),
                                                       int(lno))))
@@ -328,15 +329,17 @@ def find(variables: dict[str, Any], files: list[Record], sources: Sources,
             signs.extend(finder.comment_signs(path, int(lno),
                                               "the declaration"))
         for e in exact[key]:
-            path, _s, lno = e["at"].rpartition(":")
-            if "via" not in e:
+            path, _s, lno = e.at.rpartition(":")
+            if e.via is None:
                 signs.extend(finder.comment_signs(path, int(lno),
                                                   "the operation"))
         var.wrap_evidence = list(dict.fromkeys(signs))
+        var.wrap_by_design = bool(var.wrap_evidence)
     for f in files:
         if "get_random_bytes" in sources.code(f["path"]):
             for key, sign in _random_fill(finder, f["path"],
                                           spans[f["path"]], index):
                 if sign not in variables[key].wrap_evidence:
                     variables[key].wrap_evidence.append(sign)
+                    variables[key].wrap_by_design = True
     return sum(1 for v in variables.values() if v.wrap_evidence)
