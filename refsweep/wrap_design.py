@@ -263,12 +263,20 @@ class Finder:
         return False
 
     def comment_signs(self, path: str, line: int, what: str) -> list[str]:
-        """A comment on lines LINE-4..LINE saying that it may wrap."""
-        raw = self.sources.raw_lines(path, line - 4, line)
-        code = self.sources.lines(path, max(line - 4, 1), line).split("\n")
-        # Lines that hold a comment (the stripped text differs), joined.
-        comment = " ".join(" ".join(r.split()) for r, c in zip(raw, code)
-                           if r != c and re.search(r"/[*/]|^\s*\*", r))
+        """A comment that belongs to LINE (on it, or the block of comment
+        lines right above it) saying that it may wrap."""
+        first = max(line - 8, 1)
+        raw = self.sources.raw_lines(path, first, line)
+        code = self.sources.lines(path, first, line).split("\n")
+        pairs = list(zip(raw, code))
+        if not pairs:
+            return []
+        block = [pairs[-1][0]] if pairs[-1][0] != pairs[-1][1] else []
+        for r, c in reversed(pairs[:-1]):
+            if c.strip() or r == c:
+                break           # code, or a line without a comment
+            block.insert(0, r)
+        comment = " ".join(" ".join(r.split()) for r in block)
         for m in _COMMENT_WRAP.finditer(comment):
             lead = comment[max(0, m.start() - 40):m.start()]
             if _NEGATION.search(lead + m.group(0)):
