@@ -213,18 +213,27 @@ def _function_at(spans: list[tuple[str, int, int]], line: int
     return None
 
 
-def aliases(tree: Optional[Path], sources: Sources,
+_OBJECT_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([a-z_]\w*)[ \t]+"
+                            r"([^\n\\]+?)[ \t]*$", re.M)
+
+
+def aliases(files: list[Record], sources: Sources,
             names: set[str]) -> dict[str, str]:
     """Object-like macros among NAMES that alias a member or variable:
-    name -> the expression it stands for."""
+    name -> the expression it stands for.  Looked for in the scanned
+    files: such an alias sits next to the struct it reaches into, which
+    mentions an atomic type."""
     out: dict[str, str] = {}
-    for path, line in grep_words(tree, sorted(names)):
-        text = sources.lines(path, line, line).strip()
-        m = re.match(r"#\s*define\s+(\w+)\s+(.+?)\s*$", text)
-        if not m or m.group(1) not in names:
+    for f in files:
+        code = sources.code(f["path"])
+        if "define" not in code:
             continue
-        body = _ALIAS_BODY.match(m.group(2))
-        if body and body.group(1) != m.group(1):
+        for m in _OBJECT_DEFINE.finditer(code):
+            if m.group(1) not in names:
+                continue
+            body = _ALIAS_BODY.match(m.group(2))
+            if not body or body.group(1) == m.group(1):
+                continue
             expansion = re.sub(r"\s+", "", body.group(1))
             if out.get(m.group(1), expansion) != expansion:
                 out[m.group(1)] = ""        # two meanings: use neither

@@ -13,17 +13,17 @@ its operations belong to the variables it points to.
 """
 
 import re
-from pathlib import Path
 from typing import Any, NamedTuple, Optional
 
 from refsweep import lexical
-from refsweep.sources import Sources, grep_words
+from refsweep.sources import Sources
 
 Record = dict[str, Any]
 
 _POINTER_DECL = re.compile(
     r"\batomic(?:64|_long)?_t\s*(?:__percpu\s*|__rcu\s*|const\s*)*"
-    r"(\*)\s*(?:__percpu\s*|__rcu\s*|const\s*)*[A-Za-z_]\w*\s*[;,=\[]")
+    r"(\*)\s*(?:__percpu\s*|__rcu\s*|const\s*)*[A-Za-z_]\w*"
+    r"(?:\s+__\w+(?:\([^()]*\))?)*\s*[;,=\[]")
 ALLOC = r"(?:\w*alloc\w*|kmemdup\w*|\w*_zalloc\w*)"
 _CAST = r"(?:\(\s*[\w\s]*\*\s*\)\s*)?"
 
@@ -68,7 +68,7 @@ def _allocated_global(code: str, name: str) -> bool:
     return False
 
 
-def find(tree: Optional[Path], files: list[Record],
+def find(files: list[Record],
          sources: Sources) -> list[tuple[str, PointerDecl]]:
     """(path, declaration) of every pointer whose storage is allocated."""
     found: list[tuple[str, PointerDecl]] = []
@@ -83,17 +83,15 @@ def find(tree: Optional[Path], files: list[Record],
                     found.append((f["path"], d))
             else:
                 members.setdefault(d.name, []).append((f["path"], d))
+    # The allocation is looked for in the scanned files: code that fills
+    # such a member also operates on the counters (or declares them).
     allocated: set[str] = set()
-    for path, line in grep_words(tree, sorted(members)):
-        text = sources.code(path)
-        start = sources.offset(path, line)
-        window = text[start:start + 400]
-        for name in members:
-            if name in allocated or name not in window:
-                continue
-            if re.search(r"(?:->|\.)\s*" + re.escape(name) + r"\s*=\s*" +
-                         _CAST + ALLOC + r"\s*\(", window):
-                allocated.add(name)
+    assign = re.compile(r"(?:->|\.)\s*(\w+)\s*=(?!=)\s*" + _CAST + ALLOC +
+                        r"\s*\(")
+    for f in files if members else []:
+        for m in assign.finditer(sources.code(f["path"])):
+            if m.group(1) in members:
+                allocated.add(m.group(1))
     for name in sorted(allocated):
         found.extend(members[name])
     return found

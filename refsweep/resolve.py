@@ -217,7 +217,7 @@ def add_pointer_variables(variables: dict[str, Variable],
                           files: list[Record], sources: Sources) -> int:
     """Pointers to atomics with allocated storage become variables."""
     n = 0
-    for path, d in pointers.find(sources.tree, files, sources):
+    for path, d in pointers.find(files, sources):
         key = variable_key(path, {"scope": d.scope, "tag": d.tag,
                                   "name": d.name, "function": None})
         at = f"{path}:{d.line}"
@@ -322,8 +322,11 @@ def attribute(files: list[Record], variables: dict[str, Variable],
             keys, ambiguous = index.resolve(path, op["function"],
                                             op["counter"], op["base_type"])
             keys, ambiguous = att.width_filter(op["op"], keys, ambiguous)
-            if not keys:
+            if not keys and not escape:
                 unresolved.append((f, op, ev))
+                continue
+            if not keys:
+                stats["escapes_unresolved"] += 1
                 continue
             if not att.give(path, near, keys, ambiguous, [ev], escape):
                 stats["unresolved" if not escape else
@@ -332,7 +335,7 @@ def attribute(files: list[Record], variables: dict[str, Variable],
                 stats["escapes"] += 1
             else:
                 stats["ambiguous" if ambiguous else "resolved"] += 1
-    _retry_unresolved(unresolved, att, sources, tree)
+    _retry_unresolved(unresolved, att, sources, files)
     summ.find_edges()
     if tree is not None:
         _apply_summaries(tree, summ, att, sources, by_path)
@@ -343,18 +346,18 @@ def attribute(files: list[Record], variables: dict[str, Variable],
 
 def _retry_unresolved(unresolved: list[tuple[Record, Record, Evidence]],
                       att: _Attributor, sources: Sources,
-                      tree: Optional[Path]) -> None:
+                      files: list[Record]) -> None:
     """Counters that named no variable: through a local pointer
     ("p = ip_idents + bucket; atomic_add_return(n, p)"), or through an
     object-like macro ("#define sk_cookie __sk_common.skc_cookie")."""
     stats = att.stats
     names: set[str] = set()
-    for _f, op, _ev in unresolved:
+    for _f, op, ev in unresolved:
         m = _MEMBER.search(_bare(op["counter"])) or \
             _PLAIN.match(_bare(op["counter"]))
-        if m:
+        if m and ev.use is not Use.ESCAPE and not m.group(1).isupper():
             names.add(m.group(1))
-    alias = macros.aliases(tree, sources, names) if names else {}
+    alias = macros.aliases(files, sources, names) if names else {}
     for f, op, ev in unresolved:
         path = f["path"]
         near = frozenset({path, *f.get("includes", [])})

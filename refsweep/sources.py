@@ -7,8 +7,10 @@ Without a tree (evidence from a scan alone) every file reads as empty, so
 the stages that need text find nothing and decide nothing.
 """
 
+import bisect
 import re
 import subprocess
+from array import array
 from pathlib import Path
 from typing import Optional
 
@@ -24,38 +26,47 @@ class Sources:
         self.tree = tree
         self._raw: dict[str, str] = {}
         self._code: dict[str, str] = {}
-        self._starts: dict[str, list[int]] = {}
+        self._starts: dict[str, "array[int]"] = {}
+
+    def _read(self, path: str) -> str:
+        if self.tree is None:
+            return ""
+        try:
+            return (self.tree / path).read_text(encoding="utf-8",
+                                                errors="replace")
+        except OSError:
+            return ""
 
     def raw(self, path: str) -> str:
+        """The file as it is (kept only for the few files asked for)."""
         if path not in self._raw:
-            text = ""
-            if self.tree is not None:
-                try:
-                    text = (self.tree / path).read_text(encoding="utf-8",
-                                                        errors="replace")
-                except OSError:
-                    text = ""
-            self._raw[path] = text
+            self._raw[path] = self._read(path)
         return self._raw[path]
 
     def code(self, path: str) -> str:
         """Comments and literal contents blanked, offsets kept."""
         if path not in self._code:
-            self._code[path] = lexical.strip_comments(self.raw(path))
+            raw = self._raw.get(path)
+            self._code[path] = lexical.strip_comments(
+                raw if raw is not None else self._read(path))
         return self._code[path]
 
     def offset(self, path: str, line: int) -> int:
         """Offset of the start of 1-based LINE in PATH's text."""
         if path not in self._starts:
-            starts = [0]
-            for m in re.finditer("\n", self.code(path)):
-                starts.append(m.end())
+            code = self.code(path)
+            starts = array("l", [0])
+            at = code.find("\n")
+            while at >= 0:
+                starts.append(at + 1)
+                at = code.find("\n", at + 1)
             self._starts[path] = starts
         starts = self._starts[path]
         return starts[min(max(line, 1), len(starts)) - 1]
 
     def line_of(self, path: str, offset: int) -> int:
-        return self.code(path).count("\n", 0, offset) + 1
+        self.offset(path, 1)
+        return bisect.bisect_right(self._starts[path], offset)
 
     def lines(self, path: str, first: int, last: int) -> str:
         """Lines FIRST..LAST (1-based, inclusive) of the stripped code."""
@@ -85,27 +96,37 @@ def calls_in(code: str) -> list[tuple[str, int, list[str]]]:
     return out
 
 
-def grep_words(tree: Optional[Path], words: list[str]
-               ) -> list[tuple[str, int]]:
-    """(path, line) of every line of TREE's C files holding a WORD."""
+def grep_lines(tree: Optional[Path], words: list[str],
+               globs: tuple[str, ...] = ("*.c", "*.h")
+               ) -> list[tuple[str, int, str]]:
+    """(path, line, text) of every line of TREE's C files holding one of
+    WORDS as a word (a fixed-string search: fast on a whole tree)."""
     if tree is None or not words:
         return []
-    out: list[tuple[str, int]] = []
+    out: list[tuple[str, int, str]] = []
     for i in range(0, len(words), 200):
         fixed = [arg for w in words[i:i + 200] for arg in ("-e", w)]
         res = subprocess.run(["git", "-C", str(tree), "grep", "-n", "-w",
-                              "-F", *fixed, "--", "*.c", "*.h", ":!tools",
+                              "-F", *fixed, "--", *globs, ":!tools",
                               ":!Documentation", ":!scripts"],
-                             capture_output=True, text=True, check=False)
+                             capture_output=True, text=True, check=False,
+                             errors="replace")
         if res.returncode not in (0, 1):
             raise RuntimeError(f"git grep failed in {tree}: "
                                f"{res.stderr.strip()}")
         for hit in res.stdout.splitlines():
             path, _sep, rest = hit.partition(":")
-            lno, _sep, _code = rest.partition(":")
+            lno, _sep, text = rest.partition(":")
             if lno.isdigit():
-                out.append((path, int(lno)))
+                out.append((path, int(lno), text))
     return out
+
+
+def grep_words(tree: Optional[Path], words: list[str],
+               globs: tuple[str, ...] = ("*.c", "*.h")
+               ) -> list[tuple[str, int]]:
+    """(path, line) of every line of TREE's C files holding a WORD."""
+    return [(p, n) for p, n, _t in grep_lines(tree, words, globs)]
 
 
 def strip_expr(expr: str) -> str:

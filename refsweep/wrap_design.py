@@ -34,13 +34,16 @@ from typing import Any, Optional
 
 from refsweep import atomic_api, lexical
 from refsweep.records import Evidence, Use, Variable
-from refsweep.sources import Sources, call_args, grep_words
+from refsweep.sources import Sources, call_args, grep_lines
 
 Record = dict[str, Any]
 
 _ADDS = {"add", "sub", "add_return", "sub_return", "fetch_add", "fetch_sub",
          "set", "set_release", "add_negative", "sub_and_test", "add_unless",
          "fetch_add_unless", "xchg"}
+# A random start (set), or a random step in a value handed out (the IP ID
+# buckets): a random amount taken off a budget is no sign.
+_RANDOM_START = {"set", "set_release", "xchg", "add_return", "fetch_add"}
 _RETURNS_NEW = {"inc_return", "add_return", "fetch_inc", "fetch_add"}
 _RANDOM = re.compile(r"\b(get_random_\w+|prandom_\w+|random32|"
                      r"get_random_bytes\w*)\s*\(")
@@ -72,16 +75,20 @@ _KNOWN = {"INT_MIN": -2**31, "INT_MAX": 2**31 - 1, "S32_MIN": -2**31,
 _CAST = re.compile(r"\(\s*(?:(?:unsigned|signed|const)\s+)*(?:long\s+long|"
                    r"long|int|short|char|u8|u16|u32|u64|s8|s16|s32|s64|"
                    r"__u32|__u64|__s32|__s64|size_t)?\s*\)")
+# Names of constants looked up in the tree's headers (others are taken
+# from the operation's own file only): what a bias is called.
+_BIAS_NAME = re.compile(r"BIAS|MIN|WRAP|OFFSET|BASE|START|INIT|SIGN|TOP")
 _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Z_][A-Z0-9_]*)[ \t]+"
                      r"([^\n\\]+)$", re.M)
 
 
 def near_min(value: int) -> Optional[str]:
-    """"INT_MIN" or "LONG_MIN" if |VALUE| is within a factor of ~1 of it."""
+    """"INT_MIN" or "LONG_MIN" if |VALUE| is within 2^24 of 2^31 or
+    within 2^56 of 2^63."""
     v = abs(value)
-    if 2**31 - 2**24 <= v <= 2**32:
+    if abs(v - 2**31) <= 2**24:
         return "INT_MIN"
-    if 2**63 - 2**56 <= v <= 2**64:
+    if abs(v - 2**63) <= 2**56:
         return "LONG_MIN"
     return None
 
@@ -152,9 +159,8 @@ class Finder:
     def learn_defines(self, names: set[str]) -> None:
         """Object-like #defines of NAMES anywhere in the tree."""
         todo = sorted(n for n in names if n not in self.tree_defines
-                      and n not in _KNOWN)
-        for path, line in grep_words(self.tree, todo):
-            text = self.sources.lines(path, line, line)
+                      and n not in _KNOWN and _BIAS_NAME.search(n))
+        for _path, _line, text in grep_lines(self.tree, todo, ("*.h",)):
             m = _DEFINE.match(text.rstrip("\n"))
             if m and m.group(1) in names:
                 self.tree_defines.setdefault(m.group(1), m.group(2).strip())
@@ -225,7 +231,7 @@ class Finder:
                     if which:
                         out.append(f"adds bias {which} ({t.strip()}) at "
                                    f"{where}")
-                if _RANDOM.search(src):
+                if op.base in _RANDOM_START and _RANDOM.search(src):
                     out.append(f"{op.base} of a random value at {where}")
         if op.base in _RETURNS_NEW and close > 0:
             after = code[close + 1:close + 40]
@@ -321,13 +327,13 @@ def find(variables: dict[str, Variable], files: list[Record], sources: Sources,
                and not e.weak and e.use is not Use.ESCAPE]
         exact[key] = evs
         for e in evs:
-            if e.base in _ADDS:
+            if e.base in _ADDS - {"set", "set_release", "xchg"}:
                 path, _s, lno = e.at.rpartition(":")
-                names.update(re.findall(r"\b[A-Z][A-Z0-9_]{2,}\b",
-                                        sources.lines(path, int(lno),
-                                                      int(lno))))
-    finder.learn_defines(names - {n for p in spans
-                                  for n in finder.file_defines(p)})
+                local = finder.file_defines(path)
+                names.update(n for n in re.findall(
+                    r"\b[A-Z][A-Z0-9_]{2,}\b", sources.lines(
+                        path, int(lno), int(lno))) if n not in local)
+    finder.learn_defines(names)
     for key, var in variables.items():
         signs: list[str] = []
         for e in exact[key]:
