@@ -6,7 +6,9 @@ Rules are tried in order; the first that matches decides.  Checked rules
 positive evidence; everything else is unknown and stays checked.
 """
 
+import hashlib
 import json
+from pathlib import Path
 from typing import Any, Callable, Iterable, NamedTuple, Optional, TextIO
 
 from refsweep.atomic_api import Effect
@@ -217,3 +219,21 @@ def write_json(variables: dict[str, Variable],
 
 def read_json(lines: Iterable[str]) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines if line.strip()]
+
+
+def listing(records: Iterable[dict[str, Any]]) -> str:
+    """'PATH:LINE: verdict (rule) KEY' lines, one a variable, for editors
+    and grep; a triage decision ('final') wins over the machine's."""
+    return "".join(
+        f"{r['decl']}: {r.get('final') or r['verdict']} ({r['rule']}) "
+        f"{r['key']}\n" for r in records)
+
+
+def code_sha256() -> str:
+    """The classifier's code (rules, records, attribution), for the
+    record of what produced a verdicts file."""
+    here = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for name in ("classify.py", "records.py", "resolve.py", "atomic_api.py"):
+        h.update((here / name).read_bytes())
+    return h.hexdigest()

@@ -2,6 +2,7 @@
 """The refsweep command line: a thin layer over the modules."""
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -46,13 +47,18 @@ def cmd_tree(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_scan(tree_dir: Path, out_path: Path, jobs: int, paths: list[str],
-             shard: Optional[tuple[int, int]], timeout: int) -> dict[str, int]:
+def run_scan(tree_dir: Path, out_path: Optional[Path], jobs: int,
+             paths: list[str], shard: Optional[tuple[int, int]],
+             timeout: int) -> dict[str, int]:
+    """Scan into OUT_PATH (replaced only when complete), or to standard
+    output when OUT_PATH is None (a shard run by GNU parallel)."""
     files = scan.candidate_files(tree_dir, paths)
     name = "1/1"
     if shard:
         files = scan.shard(files, *shard)
         name = f"{shard[0]}/{shard[1]}"
+    if out_path is None:
+        return scan.scan(tree_dir, files, jobs, sys.stdout, timeout, name)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = out_path.with_suffix(out_path.suffix + ".partial")
     with open(tmp, "w", encoding="utf-8") as out:
@@ -61,31 +67,70 @@ def run_scan(tree_dir: Path, out_path: Path, jobs: int, paths: list[str],
     return stats
 
 
+# Exit status of --strict when spatch failed on files or left parts
+# unparsed (the verdicts are still written).
+EXIT_PARSE_FAILURES = 3
+
+
+def _strict_status(strict: bool, files: list[dict[str, object]]) -> int:
+    failed = sum(1 for f in files if f.get("trouble"))
+    partial = sum(1 for f in files
+                  if not f.get("trouble") and f.get("unparsed_ops"))
+    if not (failed or partial):
+        return 0
+    print(f"refsweep: {failed} files failed to parse, {partial} partly"
+          + ("" if strict else " (--strict makes this an error)"),
+          file=sys.stderr)
+    return EXIT_PARSE_FAILURES if strict else 0
+
+
 def cmd_scan(args: argparse.Namespace) -> int:
-    out = Path(args.out) if args.out else _default_scan_path(args.tree)
-    if args.shard and not args.out:
-        out = out.with_suffix(f".shard-{args.shard[0]}-of-{args.shard[1]}"
-                              ".jsonl")
+    out: Optional[Path] = None
+    if args.out != "-":
+        out = Path(args.out) if args.out else _default_scan_path(args.tree)
+        if args.shard and not args.out:
+            out = out.with_suffix(f".shard-{args.shard[0]}-of-"
+                                  f"{args.shard[1]}.jsonl")
     start = time.monotonic()
     stats = run_scan(args.tree, out, args.jobs, args.paths, args.shard,
                      args.timeout)
     print(f"scan: {stats['files']} files ({stats['cached']} cached, "
           f"{stats['scanned']} scanned, {stats['troubles']} with spatch "
-          f"trouble) in {time.monotonic() - start:.1f}s -> {out}")
+          f"trouble) in {time.monotonic() - start:.1f}s -> {out or '-'}",
+          file=sys.stderr if out is None else sys.stdout)
+    if args.strict and stats["troubles"]:
+        return EXIT_PARSE_FAILURES
     return 0
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    with open(args.out, "w", encoding="utf-8") as out:
+    # Read everything before writing: "merge --out A A B" keeps A's files.
+    out_path = Path(args.out)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_path.with_suffix(out_path.suffix + ".partial")
+    with open(tmp, "w", encoding="utf-8") as out:
         n = scan.write_merged([Path(p) for p in args.scans], out)
+    tmp.replace(out_path)
     print(f"merge: {n} files -> {args.out}")
     return 0
 
 
+def _write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_suffix(path.suffix + ".partial")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
 def classify_scan(tree_dir: Optional[Path], scans: list[Path],
-                  json_out: Path) -> str:
-    """Classify merged scan outputs; write JSON; return the summary."""
-    _header, files = scan.read_scan(scans)
+                  json_out: Path, list_out: Optional[Path] = None,
+                  check_tree: bool = True
+                  ) -> tuple[str, list[dict[str, object]]]:
+    """Classify merged scan outputs; write the verdicts (JSON), the
+    failure list, the inputs record and, if asked, the plain listing.
+    Returns the summary and the scanned files."""
+    header, files = scan.read_scan(scans)
+    if tree_dir is not None and check_tree:
+        scan.check_tree(header, tree_dir)
     variables = resolve.collect_variables(files)
     stats = resolve.attribute(files, variables, tree_dir)
     verdicts = classify.classify(variables)
@@ -96,8 +141,18 @@ def classify_scan(tree_dir: Optional[Path], scans: list[Path],
     tmp.replace(json_out)
     failures = json_out.with_name(json_out.name + ".failures")
     failures.write_text(summary.failures(files), encoding="utf-8")
+    inputs = {"tree": str(tree_dir) if tree_dir else None,
+              "head": scan.tree_head(tree_dir) if tree_dir else None,
+              "scans": [str(p) for p in scans], "scan_header": header,
+              "classifier_sha256": classify.code_sha256()}
+    _write_atomically(json_out.with_name(json_out.name + ".inputs.json"),
+                      json.dumps(inputs, indent=1) + "\n")
+    if list_out is not None:
+        _write_atomically(list_out, classify.listing(
+            classify.to_json(variables[k], verdicts[k])
+            for k in sorted(variables)))
     return summary.render(variables, verdicts, files, stats) + \
-        f"\n  failure list: {failures}"
+        f"\n  failure list: {failures}", files
 
 
 def cmd_classify(args: argparse.Namespace) -> int:
@@ -106,8 +161,25 @@ def cmd_classify(args: argparse.Namespace) -> int:
         path = _default_scan_path(args.tree)
         run_scan(args.tree, path, args.jobs, args.paths, None, args.timeout)
         scans = [path]
-    print(classify_scan(args.tree, scans, Path(args.json)))
+    text, files = classify_scan(args.tree, scans, Path(args.json),
+                                Path(args.list) if args.list else None)
+    print(text)
     print(f"verdicts: {args.json}")
+    return _strict_status(args.strict, files)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """PATH:LINE: verdict (rule) KEY for every record of a verdicts file."""
+    try:
+        with open(args.verdicts, encoding="utf-8") as f:
+            records = classify.read_json(f)
+    except (OSError, ValueError) as e:
+        raise scan.ScanError(f"{args.verdicts}: cannot read verdicts: "
+                             f"{e}") from e
+    if args.verdict:
+        records = [r for r in records
+                   if r.get("final", r["verdict"]) in args.verdict]
+    sys.stdout.write(classify.listing(records))
     return 0
 
 
@@ -124,9 +196,10 @@ def cmd_run(args: argparse.Namespace) -> int:
           f"{time.monotonic() - start:.0f}s")
     json_out = Path(args.json) if args.json else \
         workdir.sub("verdicts") / f"{tree_dir.name}.jsonl"
-    print(classify_scan(tree_dir, [scan_path], json_out))
+    text, files = classify_scan(tree_dir, [scan_path], json_out)
+    print(text)
     print(f"verdicts: {json_out} ({time.monotonic() - start:.0f}s in all)")
-    return 0
+    return _strict_status(args.strict, files)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -153,7 +226,11 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("scan", help="scan a tree with spatch")
     scan_opts(s)
     s.add_argument("--shard", type=_parse_shard, help="I/N: one shard")
-    s.add_argument("--out", help="scan output (JSON lines)")
+    s.add_argument("--out", help="scan output (JSON lines; - for standard "
+                                 "output)")
+    s.add_argument("--strict", action="store_true",
+                   help=f"exit {EXIT_PARSE_FAILURES} if spatch failed on "
+                        "any file")
     s.set_defaults(func=cmd_scan)
 
     s = sub.add_parser("merge", help="merge shard scan outputs")
@@ -166,7 +243,19 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--scan", action="append", default=[],
                    help="use this scan output (repeatable); default: scan")
     s.add_argument("--json", required=True, help="verdicts (JSON lines)")
+    s.add_argument("--list", help="also write 'PATH:LINE: verdict (rule) "
+                                  "KEY' lines to this file")
+    s.add_argument("--strict", action="store_true",
+                   help=f"exit {EXIT_PARSE_FAILURES} if any file failed to "
+                        "parse, even partly")
     s.set_defaults(func=cmd_classify)
+
+    s = sub.add_parser("list", help="print verdicts as 'PATH:LINE: verdict "
+                                    "(rule) KEY'")
+    s.add_argument("verdicts", help="a verdicts file (classify --json)")
+    s.add_argument("--verdict", action="append",
+                   help="only this verdict (repeatable)")
+    s.set_defaults(func=cmd_list)
 
     s = sub.add_parser("run", help="the main job on the default tree")
     s.add_argument("source", nargs="?", default="6.12")
@@ -174,6 +263,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--timeout", type=int, default=spatch.DEFAULT_TIMEOUT)
     s.add_argument("--json", help="verdicts (default in the work dir)")
     s.add_argument("--no-setup", action="store_true")
+    s.add_argument("--strict", action="store_true",
+                   help=f"exit {EXIT_PARSE_FAILURES} if any file failed to "
+                        "parse, even partly")
     s.set_defaults(func=cmd_run)
     return p
 
@@ -183,7 +275,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         code: int = args.func(args)
         return code
-    except (tree.TreeError, scan.ScanError, spatch.SpatchError) as e:
+    except (tree.TreeError, scan.ScanError, spatch.SpatchError,
+            resolve.ResolveError) as e:
         print(f"refsweep: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

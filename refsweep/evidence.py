@@ -14,18 +14,26 @@ from typing import Any, Optional
 
 from refsweep import atomic_api, lexical
 from refsweep.atomic_api import Effect
-from refsweep.records import Use
+from refsweep.records import CHECKED_USES, Use
 
 Record = dict[str, Any]
 
+# Callees that print or export whatever they are given.
 PRINT_CALLEES = re.compile(
     r"^(printk\w*|pr_\w+|dev_(err|warn|info|dbg|notice|crit|alert|emerg|"
-    r"printk|err_probe)\w*|netdev_\w+|netif_\w*(err|warn|info|dbg)\w*|"
+    r"printk|err_probe)\w*|netdev_(err|warn|info|dbg|notice|crit|alert|"
+    r"emerg|printk)\w*|netif_\w*(err|warn|info|dbg)\w*|"
     r"seq_\w+|sysfs_emit\w*|v?s?n?c?printf|scnprintf|trace_\w+|nla_put\w*|"
-    r"(__)?put_user|copy_to_user|ethtool_\w+|drm_\w*(dbg|info|err|warn)\w*|"
-    r"DRM_\w+|\w+_(dbg|debug|info|err|warn|notice|log|print\w*|printk)|"
+    r"(__)?put_user|copy_to_user|drm_\w*(dbg|info|err|warn)\w*|"
     r"debugfs_\w+|audit_log\w*|WARN\w*_ONCE\w*|pr_cont|ata_\w*printk|"
-    r"\w*_stat\w*|u64_stats_\w+|put_unaligned\w*|cpu_to_\w+|__stringify)$")
+    r"\w*_stats?(_\w+)?|u64_stats_\w+|put_unaligned\w*|cpu_to_\w+|"
+    r"__stringify)$")
+# Callees named like printers (foo_err, bar_info, DRM_DEBUG, ethtool_...)
+# that count as printing only when the call also takes a format string:
+# set_err(d, atomic_read(&v)) is no print.
+FORMAT_CALLEES = re.compile(
+    r"^(\w+_(dbg|debug|info|err|warn|notice|log|print\w*|printk)|DRM_\w+|"
+    r"ethtool_\w+)$")
 WAIT_CALLEES = re.compile(
     r"^(wait_event\w*|___?wait_event\w*|wait_var_event\w*|___?wait_var_\w*|"
     r"swait_event\w*|rcuwait_wait_event\w*|read\w*_poll_timeout\w*|"
@@ -47,8 +55,14 @@ WAKE_CALLS = re.compile(
     r"\b\w*wake\w*|\b\w*_complete\w*|\b\w*notify\w*|\b\w*_signal\w*|"
     r"\bclear_bit\w*|\bclear_and_wake\w*|\bsmp_store_release|\bmutex_unlock|"
     r"\bspin_unlock\w*|\bsend_sig\w*|\bkill_\w+|\bcomplete_all)\s*\(")
-_CMP_AFTER = re.compile(r"^\s*\)*\s*(==|!=|<=|>=|<|>)\s*([-(]?[\w.>\-]+)")
-_CMP_BEFORE = re.compile(r"([\w.>\-)]+)\s*(==|!=|<=|>=|<|>)\s*\(*\s*$")
+# A relational operator: not part of "<<", ">>", "->", "<<=", ">>=".
+_RELOP = r"(==|!=|<=|>=|<(?![<=])|>(?![>=]))"
+_OPERAND = r"([-(]?\s*(?:\w+|->|\.|\[\w*\])+)"
+_CMP_AFTER = re.compile(r"^\s*\)*\s*" + _RELOP + r"\s*" + _OPERAND)
+# Anchored at the end and split in two so that a long expression costs a
+# linear scan, not backtracking.
+_CMP_BEFORE = re.compile(r"(?<![<>=!-])" + _RELOP + r"\s*\(*\s*$")
+_OPERAND_BEFORE = re.compile(r"[\w.\[\]()>-]+$")
 _CONSTANT = re.compile(r"^[A-Z][A-Z0-9_]*$")
 # Functions that export a counter by address (no atomic op at the site).
 _EXPORTS = re.compile(r"\b(debugfs_create_atomic_t)\s*\(")
@@ -64,6 +78,11 @@ class Text:
         self.lines = lexical.strip_comments(text).split("\n")
         self.raw = text.split("\n")
         self.code = "\n".join(self.lines)
+        # Same offsets as code, with string literals kept (formats).
+        self.raw_code = "\n".join(self.raw)
+        self.starts = [0]
+        for line in self.lines:
+            self.starts.append(self.starts[-1] + len(line) + 1)
         # File-scope lines only (declarations of globals), for type lookups.
         self.top_level = "\n".join(
             line for line in self.lines if not line.startswith((" ", "\t")))
@@ -94,6 +113,11 @@ class Text:
 
     def lines_between(self, first: int, last: int) -> str:
         return "\n".join(self.lines[max(first - 1, 0):last])
+
+    def offset(self, line: int, col: int = 0) -> int:
+        """Offset in code of 1-based LINE, 0-based COL."""
+        line = min(max(line, 1), len(self.lines))
+        return self.starts[line - 1] + col
 
 
 def _size(pos: list[Any]) -> tuple[int, int]:
@@ -126,12 +150,16 @@ class _Compare:
             self.negated = True
         m = _CMP_AFTER.match(after)
         if m:
-            self.operator, self.other = m.group(1), m.group(2)
+            self.operator = m.group(1)
+            self.other = re.sub(r"\s+", "", m.group(2))
             return
-        m = _CMP_BEFORE.search(before)
+        m = _CMP_BEFORE.search(before[-200:])
         if m:
-            self.operator = _mirror(m.group(2))
-            self.other = m.group(1)
+            head = before[-200:][:m.start()].rstrip()
+            o = _OPERAND_BEFORE.search(head[-80:])
+            if o:
+                self.operator = _mirror(m.group(1))
+                self.other = o.group(0)
 
     @property
     def against_zero(self) -> bool:
@@ -188,8 +216,16 @@ def _branch_use(branch: str) -> Use:
 def classify_use(op: atomic_api.AtomicOp, op_pos: list[Any],
                  ctx: Optional[Record], text: Text,
                  functions: list[lexical.FuncSpan],
-                 args: list[str]) -> tuple[Use, str]:
-    """The use of one operation and a short detail for reviewers."""
+                 args: list[str],
+                 outer: Optional[Record] = None) -> tuple[Use, str]:
+    """The use of one operation and a short detail for reviewers.
+
+    CTX is the innermost context spatch recorded around the operation,
+    OUTER the next enclosing condition, return or call, if any (the
+    assignment in "while ((n = atomic_read(&v)) > 0)" is itself tested).
+    """
+    if op.waits:
+        return Use.WAIT_ZERO, f"waited on with {op.name}()"
     op_text = _call_text(text, op_pos)
     if ctx is None:
         return _bare_use(op, op_pos, text, args, functions)
@@ -218,6 +254,11 @@ def classify_use(op: atomic_api.AtomicOp, op_pos: list[Any],
             return Use.ZERO_TEST, "zero test stored"
         if cmp.operator:
             return _compare_use(op, cmp)
+        if outer is not None:
+            use, detail = classify_use(op, op_pos, outer, text, functions,
+                                       args)
+            if use in CHECKED_USES and use is not Use.VALUE:
+                return use, "assigned and " + detail
         lhs = text.span(ctx["lhs"]) if ctx.get("lhs") else ""
         if re.match(r"^\s*\w+\s*$", lhs) and _strip_casts(expr) == \
                 op_text.strip():
@@ -232,6 +273,10 @@ def classify_use(op: atomic_api.AtomicOp, op_pos: list[Any],
             return Use.STATE_TEST, "exchange of constants"
         if op.is_read and kind == "assign" and re.search(r"->|\.|\[|^\s*\*",
                                                           lhs):
+            followed = _follow_copy(lhs.strip(), int(op_pos[1]), text,
+                                    functions, op)
+            if followed:
+                return followed
             return Use.PRINT, f"copied out to {lhs.strip()}"
         return Use.VALUE, f"stored in {lhs.strip()}"
     if kind == "call":
@@ -250,7 +295,8 @@ def classify_use(op: atomic_api.AtomicOp, op_pos: list[Any],
             return Use.ZERO_TEST, f"zero test passed to {callee}()"
         if op.increases and not op.is_read:
             return Use.ID, f"new value passed to {callee}()"
-        if PRINT_CALLEES.match(callee):
+        if _is_print_call(text, callee, _call_open(
+                text, text.offset(int(op_pos[1]), int(op_pos[2])), callee)):
             return Use.PRINT, f"printed by {callee}()"
         return Use.VALUE, f"passed to {callee}()"
     if kind == "index":
@@ -307,51 +353,156 @@ def _strip_casts(expr: str) -> str:
                   expr).strip()
 
 
-def _tests_of(name: str, code: str, op: atomic_api.AtomicOp
-              ) -> Optional[tuple[Use, str]]:
-    """How CODE tests the variable NAME, as a use, if it does."""
-    word = re.escape(name)
-    for m in re.finditer(r"\b" + word + r"\b", code):
+def _tests_of(pattern: str, code: str, op: atomic_api.AtomicOp,
+              label: str) -> Optional[tuple[Use, str]]:
+    """How CODE tests what the regex PATTERN names (a local, a global,
+    a member copy), as a use, if it does."""
+    for m in re.finditer(pattern, code):
         before = code[max(0, m.start() - 60):m.start()]
         after = code[m.end():m.end() + 60]
-        if re.match(r"\s*=[^=]", after):
+        if re.match(r"\s*(=(?!=)|[-+*/%&|^]=|<<=|>>=|\+\+|--)", after):
             continue            # assigned again, not tested
+        if _in_atomic_call(code, m.start()):
+            continue            # the counter itself, not a copy of it
         cmp = _Compare(before + "\x00" + after, "\x00")
         in_cond = re.search(r"\b(if|while)\s*\(\s*!?\s*$", before) or \
-            re.search(r"(&&|\|\|)\s*!?\s*$", before)
+            re.search(r"(&&|\|\|)\s*!?\s*$", before) or \
+            re.search(r"\?\s*$", before)
         if cmp.operator:
             use, detail = _compare_use(op, cmp)
-            return use, f"kept in {name}, {detail}"
-        if in_cond and re.match(r"\s*(\)|&&|\|\|)", after):
-            return Use.ZERO_TEST, f"kept in {name}, tested for non-zero"
+            return use, f"kept in {label}, {detail}"
+        if cmp.negated or (in_cond and re.match(r"\s*(\)|&&|\|\||\?)",
+                                                after)) or \
+                re.match(r"\s*\?", after):
+            return Use.ZERO_TEST, f"kept in {label}, tested for zero"
     return None
+
+
+def _word(name: str) -> str:
+    """A regex for the C expression NAME, any spacing."""
+    parts = re.findall(r"\w+|->|\S", name)
+    return r"(?<![\w>.])" + r"\s*".join(re.escape(p) for p in parts) + \
+        r"(?!\w)"
+
+
+def _in_atomic_call(code: str, at: int) -> bool:
+    callee = _enclosing_callee(code, at)
+    return bool(callee and atomic_api.decode(callee))
+
+
+def _function_of(functions: list[lexical.FuncSpan], line: int
+                 ) -> Optional[lexical.FuncSpan]:
+    for f in functions:
+        if f.body_start <= line <= f.body_end:
+            return f
+    return None
+
+
+_LOOP = re.compile(r"\b(while|for)\s*\(|\bdo\s*\{")
+
+
+def _flow_start(text: Text, f: lexical.FuncSpan, line: int) -> int:
+    """Where data flow from LINE starts: the outermost loop of F around
+    LINE (its condition runs after the body), else LINE itself."""
+    at = text.offset(line)
+    body = text.offset(f.body_start)
+    code = text.code
+    for m in _LOOP.finditer(code, body, at):
+        if m.group(0).startswith("do"):
+            end = _matching(code, m.end() - 1, "{", "}")
+        else:
+            close = lexical.matching_paren(code, m.end() - 1)
+            if close < 0:
+                continue
+            k = close + 1
+            while k < len(code) and code[k] in " \t\n":
+                k += 1
+            if k < len(code) and code[k] == "{":
+                end = _matching(code, k, "{", "}")
+            else:
+                end = code.find(";", k)
+        if end >= at:
+            return code.count("\n", 0, m.start()) + 1
+    return line
+
+
+def _matching(code: str, open_at: int, open_ch: str, close_ch: str) -> int:
+    depth = 0
+    for k in range(open_at, len(code)):
+        if code[k] == open_ch:
+            depth += 1
+        elif code[k] == close_ch:
+            depth -= 1
+            if depth == 0:
+                return k
+    return -1
+
+
+def _is_local(name: str, text: Text, f: lexical.FuncSpan, line: int) -> bool:
+    """Is NAME declared in F (a parameter or a local) before LINE?"""
+    body = text.offset(f.body_start)
+    head = text.code[max(0, body - 600):body]
+    head = head[max(head.rfind(";"), head.rfind("}")) + 1:]
+    region = head + text.code[body:text.offset(line + 1)]
+    return bool(re.search(
+        r"(?:^|[;{(,])\s*(?:(?:const|volatile|unsigned|signed|static|"
+        r"register|struct|union|enum)\s+)*\w+[\s*]+(?:const\s+)?" +
+        re.escape(name) + r"\s*(?:[;,=)]|\[)", region, re.M))
 
 
 def _follow_local(name: str, line: int, text: Text,
                   functions: list[lexical.FuncSpan],
                   op: atomic_api.AtomicOp) -> Optional[tuple[Use, str]]:
-    """A value stored in a local: how the rest of the function tests it,
-    or that it is only printed."""
-    for f in functions:
-        if f.body_start <= line <= f.body_end:
-            code = text.lines_between(line, f.body_end)
-            found = _tests_of(name, code, op)
-            if found or op.increases:
-                return found
-            return _only_printed(name, code)
+    """A value stored in a variable: how the code after it (the rest of
+    the function from the loop around it, for a local; the whole file,
+    for a global) tests it, or that it is only printed."""
+    f = _function_of(functions, line)
+    if f is None:
+        return None
+    if _is_local(name, text, f, line):
+        code = text.lines_between(_flow_start(text, f, line), f.body_end)
+        base = text.offset(_flow_start(text, f, line))
+        label = name
+    else:
+        code, base, label = text.code, 0, f"global {name}"
+    found = _tests_of(_word(name), code, op, label)
+    if found or op.increases:
+        return found
+    return _only_printed(name, text, base, code)
+
+
+def _follow_copy(lhs: str, line: int, text: Text,
+                 functions: list[lexical.FuncSpan],
+                 op: atomic_api.AtomicOp) -> Optional[tuple[Use, str]]:
+    """A value copied out to a member or array element: tested by the
+    rest of the function, or through a member of that name anywhere in
+    the file ("r->pending = atomic_read(&x); if (r->pending)")."""
+    f = _function_of(functions, line)
+    if f is not None:
+        start = _flow_start(text, f, line)
+        found = _tests_of(_word(lhs), text.lines_between(start, f.body_end),
+                          op, lhs)
+        if found:
+            return found
+    m = re.search(r"(?:->|\.)\s*(\w+)\s*$", lhs)
+    if m:
+        return _tests_of(r"(?:\b\w+(?:\[[^\]\n]*\])?\s*(?:->|\.)\s*)+" +
+                         re.escape(m.group(1)) + r"(?!\w)", text.code, op,
+                         "member " + m.group(1))
     return None
 
 
-def _only_printed(name: str, code: str) -> Optional[tuple[Use, str]]:
-    """If every read of local NAME in CODE is an argument of a printing
-    call, the value is only printed."""
+def _only_printed(name: str, text: Text, base: int, code: str
+                  ) -> Optional[tuple[Use, str]]:
+    """If every read of NAME in CODE (at offset BASE of TEXT's code) is
+    an argument of a printing call, the value is only printed."""
     reads = 0
-    for m in re.finditer(r"\b" + re.escape(name) + r"\b", code):
+    for m in re.finditer(_word(name), code):
         after = code[m.end():m.end() + 4]
-        if re.match(r"\s*[-+|]?=[^=]", after):
+        if re.match(r"\s*[-+|]?=(?!=)", after):
             continue            # (re)assigned
-        callee = _enclosing_callee(code, m.start())
-        if not callee or not PRINT_CALLEES.match(callee):
+        found = _enclosing_call(code, m.start())
+        if not found or not _is_print_call(text, found[0], base + found[1]):
             return None
         reads += 1
     return (Use.PRINT, f"kept in {name}, only printed") if reads else None
@@ -374,8 +525,9 @@ def _follow_getter(fn: Optional[str], text: Text,
         if re.search(r"[\w*]\s+$", before) and not re.search(
                 r"\b(return|if|while)\s*\(?\s*$", before):
             continue            # a declaration or definition
-        found = _tests_of("__refsweep_call__",
-                          before + "__refsweep_call__" + after, op)
+        found = _tests_of(r"\b__refsweep_call__\b",
+                          before + "__refsweep_call__" + after, op,
+                          "__refsweep_call__")
         if found:
             return found[0], f"returned; caller {call[:40]} " + \
                 found[1].split(", ", 1)[-1]
@@ -513,9 +665,12 @@ def analyse_file(path: str, source: str, records: list[Record],
             continue
         site = (int(pos[1]), int(pos[2]))
         seen_sites.add(site)
-        use, detail = classify_use(op, pos, _innermost(ctx_by_op.get(site,
-                                                                     [])),
-                                   text, facts.functions, args)
+        ctxs = ctx_by_op.get(site, [])
+        inner = _innermost(ctxs)
+        outer = _innermost([c for c in ctxs if c is not inner and
+                            c["ctx"] in ("cond", "return", "call")])
+        use, detail = classify_use(op, pos, inner, text, facts.functions,
+                                   args, outer)
         ops.append(_op_record(op, counter, args, site[0], rec.get("function"),
                               use, detail, True, text, facts))
     missed = 0
@@ -598,6 +753,8 @@ def _escapes(text: Text, facts: lexical.FileFacts) -> list[Record]:
         counter = _normalise(m.group(1))
         if not re.search(r"(->|\.)\w+$|^\(?\w+\)?$", counter):
             continue
+        if _binary_and(code, m.start()):
+            continue
         lno = lexical._line_of(starts, m.start())
         if text.lines[lno - 1].lstrip().startswith("#"):
             continue
@@ -617,7 +774,21 @@ def _escapes(text: Text, facts: lexical.FileFacts) -> list[Record]:
     return out
 
 
-def _enclosing_callee(code: str, at: int) -> Optional[str]:
+def _binary_and(code: str, at: int) -> bool:
+    """Is the '&' at AT a binary and ("m & c->hits"), not address-of?"""
+    k = at - 1
+    while k >= 0 and code[k] in " \t\n":
+        k -= 1
+    if k < 0 or not (code[k].isalnum() or code[k] in "_)]"):
+        return False
+    word = re.search(r"(\w+)$", code[max(0, k - 20):k + 1])
+    return not (word and word.group(1) in ("return", "case", "sizeof",
+                                            "typeof", "else", "do"))
+
+
+def _enclosing_call(code: str, at: int) -> Optional[tuple[str, int]]:
+    """Name and '(' offset of the innermost call whose arguments hold
+    offset AT, within the statement."""
     depth = 0
     for k in range(at - 1, max(0, at - 400), -1):
         ch = code[k]
@@ -626,11 +797,43 @@ def _enclosing_callee(code: str, at: int) -> Optional[str]:
         elif ch == "(":
             if depth == 0:
                 m = re.search(r"(\w+)\s*$", code[max(0, k - 60):k])
-                return m.group(1) if m else None
+                return (m.group(1), k) if m else None
             depth -= 1
         elif ch in ";{}" and depth == 0:
             return None
     return None
+
+
+def _enclosing_callee(code: str, at: int) -> Optional[str]:
+    found = _enclosing_call(code, at)
+    return found[0] if found else None
+
+
+def _call_open(text: Text, at: int, callee: str) -> int:
+    """The '(' offset of the call of CALLEE around offset AT, or -1."""
+    k = at
+    for _level in range(6):
+        found = _enclosing_call(text.code, k)
+        if found is None:
+            return -1
+        if found[0] == callee:
+            return found[1]
+        k = found[1]
+    return -1
+
+
+_FORMAT = re.compile(r'"[^"\n]*%[-+ #0-9.]*[a-zA-Z]')
+
+
+def _is_print_call(text: Text, callee: str, open_at: int) -> bool:
+    """Does the call of CALLEE whose '(' is at OPEN_AT print its
+    arguments?  Printer-like names need a format string among them."""
+    if PRINT_CALLEES.match(callee):
+        return True
+    if not FORMAT_CALLEES.match(callee) or open_at < 0:
+        return False
+    close = lexical.matching_paren(text.code, open_at)
+    return bool(close > 0 and _FORMAT.search(text.raw_code[open_at:close]))
 
 
 def _balanced_args(text: Text, m: "re.Match[str]") -> str:

@@ -15,7 +15,12 @@ from refsweep import atomic_api
 
 _COMMENT_OR_LITERAL = re.compile(
     r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'", re.S)
-_TOKEN = re.compile(r"[A-Za-z_]\w*|\d[\w.]*|->|\S")
+# Multi-character operators are one token: "==" is no "=" (which would
+# make "if (a == b) {" look like an initializer).
+_TOKEN = re.compile(r"[A-Za-z_]\w*|\d[\w.]*|->|<<=|>>=|[-+*/%&|^!=<>]=|"
+                    r"<<|>>|&&|\|\||\+\+|--|\S")
+# Annotations after a function's parameter list: "f(x) __releases(x) {".
+_ANNOTATION = re.compile(r"^(__\w+|_[A-Z]\w*|[A-Z][A-Z0-9_]*)$")
 _OP_CALL = re.compile(r"\b((?:raw_|arch_)?atomic(?:64|_long)?_[a-z0-9_]+)\s*\(")
 _QUALIFIERS = {
     "static", "extern", "const", "volatile", "register", "__read_mostly",
@@ -314,6 +319,9 @@ def _brace_kind(words: list[str], nested: bool, stack: list[tuple[
 
 
 def _function_name(words: list[str]) -> Optional[str]:
+    """The name before the parameter list of a definition's header; trailing
+    annotation groups (__releases(x), __must_hold(l), __attribute__((..)))
+    are skipped."""
     depth = 0
     for k in range(len(words) - 1, -1, -1):
         if words[k] == ")":
@@ -322,6 +330,9 @@ def _function_name(words: list[str]) -> Optional[str]:
             depth -= 1
             if depth == 0:
                 if k > 0 and re.match(r"[A-Za-z_]\w*$", words[k - 1]):
+                    if _ANNOTATION.match(words[k - 1]) and k > 1 and \
+                            words[k - 2] == ")":
+                        continue
                     return words[k - 1]
                 return None
     return None

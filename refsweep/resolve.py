@@ -17,7 +17,7 @@ from typing import Any, Optional
 from refsweep import (atomic_api, macros, pointers, summaries, workdir,
                       wrap_design)
 from refsweep.records import Evidence, Use, Variable, evidence_from_op
-from refsweep.sources import Sources, grep_words
+from refsweep.sources import ResolveError, Sources, git_grep, grep_words
 
 Record = dict[str, Any]
 _MEMBER = re.compile(r"(?:->|\.)(\w+)(?:\[[^\]]*\])*\)*$")
@@ -168,10 +168,7 @@ class IncludeGraph:
         if head and cache.is_file():
             self.edges = json.loads(cache.read_text(encoding="utf-8"))
             return
-        res = subprocess.run(["git", "-C", str(tree), "grep", "-n", "-F",
-                              "-e", "include", "--", "*.c", "*.h",
-                              ":!tools", ":!Documentation"],
-                             capture_output=True, text=True, check=False)
+        res = git_grep(tree, ["-n", "-F", "-e", "include"])
         for hit in res.stdout.splitlines():
             path, _sep, rest = hit.partition(":")
             _lno, _sep, code = rest.partition(":")
@@ -197,6 +194,9 @@ class IncludeGraph:
         out = frozenset(seen)
         self.memo[path] = out
         return out
+
+
+__all__ = ["ResolveError", "Variable", "attribute", "collect_variables"]
 
 
 def _include_targets(path: str, kind: str, name: str) -> list[str]:

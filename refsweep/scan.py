@@ -94,29 +94,39 @@ def _cache_store(key: str, data: dict[str, Any]) -> None:
 
 
 class Progress:
-    """A one-line progress report, on a terminal only."""
+    """Progress on standard error: a line rewritten in place on a
+    terminal, else one line every EVERY seconds (a log, "make run | tee")."""
 
-    def __init__(self, total: int, stream: TextIO = sys.stderr) -> None:
+    EVERY = 5.0
+
+    def __init__(self, total: int, stream: TextIO = sys.stderr,
+                 label: str = "scan") -> None:
         self.total = total
         self.done = 0
         self.start = time.monotonic()
+        self.last = self.start
         self.stream = stream
+        self.label = label
         self.tty = stream.isatty()
 
     def step(self, n: int) -> None:
         self.done += n
-        if not self.tty or not self.total:
+        now = time.monotonic()
+        if not self.total or (not self.tty and now - self.last < self.EVERY
+                              and self.done < self.total):
             return
-        elapsed = time.monotonic() - self.start
+        self.last = now
+        elapsed = now - self.start
         rate = self.done / elapsed if elapsed else 0.0
         eta = (self.total - self.done) / rate if rate else 0.0
-        self.stream.write(f"\rscan: {self.done}/{self.total} files "
-                          f"({100 * self.done // self.total}%), "
-                          f"{elapsed:.0f}s, eta {eta:.0f}s   ")
+        line = (f"{self.label}: {self.done}/{self.total} files "
+                f"({100 * self.done // self.total}%), "
+                f"{elapsed:.0f}s, eta {eta:.0f}s")
+        self.stream.write(f"\r{line}   " if self.tty else line + "\n")
         self.stream.flush()
 
     def close(self) -> None:
-        if self.tty:
+        if self.tty and self.total:
             self.stream.write("\n")
 
 
@@ -166,6 +176,45 @@ def _salts() -> tuple[str, str]:
     return raw, raw + "\0" + _CODE_TEXT
 
 
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def tree_head(tree: Path) -> Optional[str]:
+    """TREE's HEAD commit, or None outside git."""
+    res = subprocess.run(["git", "-C", str(tree), "rev-parse", "HEAD"],
+                         capture_output=True, text=True, check=False)
+    return res.stdout.strip() if res.returncode == 0 else None
+
+
+def scan_header(tree: Path, shard_name: str, files: int,
+                timeout: int) -> dict[str, Any]:
+    """The first line of a scan: what was scanned, with what.  The inputs
+    of each stage are named: the tree (path and HEAD commit), spatch and
+    the semantic patch (stage 1, the records), the Python that turns
+    records into evidence (stage 2)."""
+    return {"refsweep_scan": VERSION, "tree": str(tree),
+            "head": tree_head(tree), "shard": shard_name, "files": files,
+            "spatch": spatch.check_spatch(), "timeout": timeout,
+            "cocci_sha256": _sha(spatch.cocci_text()),
+            "evidence_sha256": _sha(_CODE_TEXT)}
+
+
+def check_tree(header: dict[str, Any], tree: Path) -> None:
+    """Raise ScanError unless HEADER is a scan of TREE: the same HEAD
+    commit (shards scanned on other machines have other paths), or the
+    same path where there is no commit."""
+    head = tree_head(tree)
+    if header.get("head") and head:
+        if header["head"] != head:
+            raise ScanError(f"the scan is of {header.get('tree')} at "
+                            f"{header['head'][:12]}, not of {tree} at "
+                            f"{head[:12]}")
+    elif Path(str(header.get("tree"))).resolve() != tree.resolve():
+        raise ScanError(f"the scan is of {header.get('tree')}, not of "
+                        f"{tree}")
+
+
 def scan(tree: Path, files: list[str], jobs: int, out: TextIO,
          timeout: int = spatch.DEFAULT_TIMEOUT,
          shard_name: str = "1/1") -> dict[str, int]:
@@ -177,10 +226,9 @@ def scan(tree: Path, files: list[str], jobs: int, out: TextIO,
     the classifier's Python never reruns spatch) and the analysed evidence
     (so an unchanged file costs one read and one lookup).
     """
-    spatch.check_spatch()
     raw_salt, salt = _salts()
-    out.write(json.dumps({"refsweep_scan": VERSION, "tree": str(tree),
-                          "shard": shard_name, "files": len(files)}) + "\n")
+    out.write(json.dumps(scan_header(tree, shard_name, len(files),
+                                     timeout)) + "\n")
     stats = {"files": len(files), "cached": 0, "scanned": 0, "troubles": 0}
     todo: list[tuple[str, bytes]] = []
     progress = Progress(len(files))
@@ -203,6 +251,7 @@ def scan(tree: Path, files: list[str], jobs: int, out: TextIO,
                 _cache_store(_cache_key(content, salt), hit)
         if hit is not None:
             hit["path"] = path
+            hit["sha256"] = hashlib.sha256(content).hexdigest()
             out.write(json.dumps(hit) + "\n")
             stats["cached"] += 1
             stats["troubles"] += 1 if hit.get("trouble") else 0
@@ -237,6 +286,7 @@ def scan(tree: Path, files: list[str], jobs: int, out: TextIO,
                 _cache_store(_cache_key(content, raw_salt),
                              {"records": found, "trouble": trouble})
                 _cache_store(_cache_key(content, salt), data)
+                data["sha256"] = hashlib.sha256(content).hexdigest()
                 out.write(json.dumps(data) + "\n")
                 stats["scanned"] += 1
             out.flush()
@@ -264,9 +314,11 @@ def read_scan(paths: Iterable[Path]) -> tuple[dict[str, Any],
                         raise ScanError(f"{p}:{n}: not a scan record "
                                         f"({e.msg})") from e
                     if "refsweep_scan" in obj:
-                        if header and obj.get("tree") != header.get("tree"):
+                        if header and not _same_tree(header, obj):
                             raise ScanError(f"{p}: scan of {obj.get('tree')}"
-                                            f", not {header.get('tree')}")
+                                            f" at {obj.get('head')}, not "
+                                            f"{header.get('tree')} at "
+                                            f"{header.get('head')}")
                         header = header or obj
                     elif "path" in obj:
                         by_path[obj["path"]] = obj
@@ -278,6 +330,13 @@ def read_scan(paths: Iterable[Path]) -> tuple[dict[str, Any],
         raise ScanError("no scan header found in "
                         + ", ".join(str(p) for p in paths))
     return header, [by_path[k] for k in sorted(by_path)]
+
+
+def _same_tree(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Shards of one tree: the same commit, or the same path without one."""
+    if a.get("head") or b.get("head"):
+        return bool(a.get("head") == b.get("head"))
+    return bool(a.get("tree") == b.get("tree"))
 
 
 def write_merged(paths: list[Path], out: TextIO) -> int:

@@ -6,7 +6,7 @@ import subprocess
 PACKAGES = (
     "coccinelle", "sparse", "linux-source-6.12", "python3-pytest", "mypy",
     "flex", "bison", "bc", "libelf-dev", "libssl-dev", "git", "perl",
-    "gcc", "make", "xz-utils",
+    "gcc", "make", "xz-utils", "parallel",
 )
 
 

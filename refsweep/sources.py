@@ -19,6 +19,26 @@ from refsweep import atomic_api, lexical
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 
 
+class ResolveError(Exception):
+    """Attribution cannot run; the message names the problem."""
+
+
+def git_grep(tree: Path, args: list[str]
+             ) -> "subprocess.CompletedProcess[str]":
+    """git grep ARGS over TREE's C files; exit 1 (no match) is no error,
+    anything else is: a silent empty result would lose evidence."""
+    if "--" not in args:
+        args = [*args, "--", "*.c", "*.h"]
+    res = subprocess.run(["git", "-C", str(tree), "grep", *args, ":!tools",
+                          ":!Documentation", ":!scripts"],
+                         capture_output=True, text=True, check=False,
+                         errors="replace")
+    if res.returncode not in (0, 1):
+        msg = (res.stderr.strip().splitlines() or ["no message"])[-1]
+        raise ResolveError(f"git grep failed in {tree}: {msg}")
+    return res
+
+
 class Sources:
     """Cached raw and comment-stripped text of the files of TREE."""
 
@@ -106,14 +126,7 @@ def grep_lines(tree: Optional[Path], words: list[str],
     out: list[tuple[str, int, str]] = []
     for i in range(0, len(words), 200):
         fixed = [arg for w in words[i:i + 200] for arg in ("-e", w)]
-        res = subprocess.run(["git", "-C", str(tree), "grep", "-n", "-w",
-                              "-F", *fixed, "--", *globs, ":!tools",
-                              ":!Documentation", ":!scripts"],
-                             capture_output=True, text=True, check=False,
-                             errors="replace")
-        if res.returncode not in (0, 1):
-            raise RuntimeError(f"git grep failed in {tree}: "
-                               f"{res.stderr.strip()}")
+        res = git_grep(tree, ["-n", "-w", "-F", *fixed, "--", *globs])
         for hit in res.stdout.splitlines():
             path, _sep, rest = hit.partition(":")
             lno, _sep, text = rest.partition(":")

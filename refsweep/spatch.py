@@ -8,6 +8,7 @@ as "RSREC <json>" lines on standard output.
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -16,6 +17,7 @@ from refsweep import workdir
 
 COCCI = workdir.TOP / "cocci" / "atomic_scan.cocci"
 DEFAULT_TIMEOUT = 120
+_EXN = re.compile(r"^EXN: (.*) in (\S+)$")
 
 # spatch embeds Debian's python3; a different python3 first on PATH (or a
 # PYTHONHOME/PYTHONPATH meant for it) breaks its script rules.
@@ -84,15 +86,16 @@ def run_batch(tree: Path, files: list[str],
         path = _record_file(rec)
         if path in records:
             records[path].append(rec)
-    current = None
+    # With --very-quiet spatch names no file it starts, but reports each
+    # exception (timeouts included) as "EXN: <exception> in <file>".
     for line in err.splitlines():
-        if line.startswith("HANDLING: "):
-            current = line[10:].strip()
-        elif current and ("timeout" in line or "Fatal error" in line
-                          or "Python failure" in line):
-            troubles[current] = line.strip()
+        m = _EXN.match(line.strip())
+        if m and m.group(2) in records:
+            troubles[m.group(2)] = m.group(1)
         elif "spatch batch killed" in line:
-            troubles.setdefault(current or files[-1], "batch killed")
+            for f in files:
+                if not records[f] and f not in troubles:
+                    troubles[f] = "batch killed"
     if res_failed_to_start(err):
         raise SpatchError(err.strip().splitlines()[-1])
     return BatchResult(records, troubles)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import TOP, make_tree, scan_tree
-from refsweep import scan
+from refsweep import resolve, scan
 
 GOOD = """\
 struct sc_obj {
@@ -129,3 +129,39 @@ def test_cli_lists_parse_failures_next_to_verdicts(tmp_path: Path) -> None:
     assert listed.startswith("bad.c\tpartly unparsed\t1 operations")
     keys = {json.loads(line)["key"] for line in out.read_text().splitlines()}
     assert {"struct sc_obj.refs", "struct sc_bad.refs"} <= keys
+
+
+def slow_source(functions: int = 150, branches: int = 40) -> str:
+    """A generated file that takes spatch seconds to match."""
+    lines = ["struct sc_slow {\n\tatomic_t a;\n};\n"]
+    for f in range(functions):
+        lines.append(f"int sc_slow_{f}(struct sc_slow *b, int x)\n{{")
+        for i in range(branches):
+            lines.append(
+                f"\tif (x == {i}) {{ if (atomic_read(&b->a) > {i}) "
+                f"x += atomic_inc_return(&b->a); else if "
+                f"(atomic_dec_and_test(&b->a)) kfree(b); }}")
+        lines.append("\treturn x;\n}\n")
+    return "\n".join(lines)
+
+
+def test_spatch_timeout_is_recorded_and_not_cached_as_clean(
+        tmp_path: Path) -> None:
+    tree = make_tree(tmp_path / "t", {"slow.c": slow_source(),
+                                      "good.c": GOOD})
+    for _run in (1, 2):         # the second run reads the cache
+        out = io.StringIO()
+        stats = scan.scan(tree, scan.candidate_files(tree), 1, out,
+                          timeout=1)
+        files = {r["path"]: r for r in map(json.loads,
+                                           out.getvalue().splitlines()[1:])}
+        assert "Timeout" in files["slow.c"]["trouble"]
+        assert "trouble" not in files["good.c"]
+        assert stats["troubles"] == 1
+
+
+def test_git_grep_failure_is_an_error(tmp_path: Path) -> None:
+    plain = tmp_path / "not-git"
+    plain.mkdir()
+    with pytest.raises(resolve.ResolveError, match="git grep failed"):
+        resolve.IncludeGraph(plain)

@@ -1,0 +1,219 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""The pure functions: op decoding, comparison parsing, data flow, the
+lexical pass's tokens and function names, print and address detection."""
+
+from typing import Optional
+
+import pytest
+
+import conftest  # noqa: F401  (puts the checkout on sys.path)
+from refsweep import atomic_api, evidence, lexical
+from refsweep.atomic_api import Effect
+from refsweep.records import Use
+
+
+@pytest.mark.parametrize("name,base,counter_last,effect", [
+    ("atomic_inc", "inc", False, Effect.INCREASE),
+    ("atomic64_dec_return_relaxed", "dec_return", False, Effect.DECREASE),
+    ("atomic_long_add_return_acquire", "add_return", True, Effect.INCREASE),
+    ("atomic_read_acquire", "read_acquire", False, Effect.READ),
+    ("atomic_set_release", "set_release", False, Effect.SET),
+    ("atomic_cond_read_acquire", "cond_read", False, Effect.READ),
+    ("atomic64_cond_read_relaxed", "cond_read", False, Effect.READ),
+    ("raw_atomic_try_cmpxchg", "try_cmpxchg", False, Effect.EXCHANGE),
+    ("atomic_fetch_andnot", "fetch_andnot", True, Effect.BITS),
+    ("atomic_dec_and_mutex_lock", "dec_and_mutex_lock", False,
+     Effect.DECREASE),
+])
+def test_decode(name: str, base: str, counter_last: bool,
+                effect: Effect) -> None:
+    op = atomic_api.decode(name)
+    assert op is not None
+    assert (op.base, op.counter_last, op.effect) == \
+        (base, counter_last, effect)
+
+
+@pytest.mark.parametrize("name", ["atomic_t", "atomic_notifier_call_chain",
+                                  "atomic_foo", "refcount_inc", "atomic_"])
+def test_decode_rejects(name: str) -> None:
+    assert atomic_api.decode(name) is None
+
+
+def test_every_table_entry_decodes() -> None:
+    for base in atomic_api.OPS:
+        op = atomic_api.decode("atomic_" + base)
+        assert op is not None and op.base == base
+
+
+@pytest.mark.parametrize("call,effect", [
+    ("atomic_add(1, &v)", Effect.INCREASE),
+    ("atomic_add(-1, &v)", Effect.DECREASE),
+    ("atomic_add(- n, &v)", Effect.DECREASE),
+    ("atomic_sub(-n, &v)", Effect.INCREASE),
+    ("atomic_sub(n - 1, &v)", Effect.DECREASE),
+    ("atomic_sub_return(-1, &v)", Effect.INCREASE),
+    ("atomic_add_unless(&v, -1, 0)", Effect.DECREASE),
+    ("atomic_try_cmpxchg(&v, &old, old - 1)", Effect.DECREASE),
+    ("atomic_cmpxchg(&v, old, old + 1)", Effect.INCREASE),
+    ("atomic_cmpxchg(&v, 0, FX_BUSY)", Effect.EXCHANGE),
+    ("atomic_cmpxchg(&v, old, old | FLAG)", Effect.EXCHANGE),
+    ("atomic_set(&v, -1)", Effect.SET),
+    ("atomic_inc(&v)", Effect.INCREASE),
+])
+def test_effect_of_call(call: str, effect: Effect) -> None:
+    name, _sep, rest = call.partition("(")
+    op = atomic_api.decode(name)
+    assert op is not None
+    args = atomic_api.split_args(rest[:-1])
+    assert atomic_api.effect_of(op, args) is effect
+    assert atomic_api.refine(op, args).effect is effect
+
+
+def test_split_args_and_counter() -> None:
+    args = atomic_api.split_args("f(a, b), &x->y[i, j], c")
+    assert args == ["f(a, b)", "&x->y[i, j]", "c"]
+    op = atomic_api.decode("atomic_add")
+    assert op is not None and atomic_api.counter_arg(op, args) == "c"
+
+
+OP = "atomic_read(&x)"
+
+
+@pytest.mark.parametrize("expr,operator,other,negated", [
+    ("atomic_read(&x) == 1", "==", "1", False),
+    ("atomic_read(&x)==1", "==", "1", False),
+    ("atomic_read(&x) != p->limit", "!=", "p->limit", False),
+    ("(atomic_read(&x)) >= MAX_USERS", ">=", "MAX_USERS", False),
+    ("atomic_read(&x) > 0", ">", "0", False),
+    ("atomic_read(&x) < -1", "<", "-1", False),
+    ("x->y >= atomic_read(&x)", "<=", "x->y", False),
+    ("a[3] < atomic_read(&x)", ">", "a[3]", False),
+    ("atomic_read(&x) >> 10", None, None, False),
+    ("atomic_read(&x) << PAGE_SHIFT", None, None, False),
+    ("a >> atomic_read(&x)", None, None, False),
+    ("1 << atomic_read(&x)", None, None, False),
+    ("atomic_read(&x) >>= 1", None, None, False),
+    ("!atomic_read(&x)", None, None, True),
+])
+def test_compare(expr: str, operator: Optional[str], other: Optional[str],
+                 negated: bool) -> None:
+    cmp = evidence._Compare(expr, OP)
+    assert (cmp.operator, cmp.other, cmp.negated) == \
+        (operator, other, negated)
+
+
+def test_compare_zero_and_constant() -> None:
+    assert evidence._Compare("atomic_read(&x) == 0", OP).against_zero
+    assert evidence._Compare("atomic_read(&x) < 1", OP).against_zero
+    assert not evidence._Compare("atomic_read(&x) > 1", OP).against_zero
+    assert evidence._Compare("atomic_read(&x) == FX_MAX", OP) \
+        .against_constant
+    assert evidence._Compare("atomic_read(&x) <= 0", OP).zero_when_true
+    assert not evidence._Compare("atomic_read(&x) > 0", OP).zero_when_true
+
+
+def flow(source: str, name: str, line: int, base: str = "read"
+         ) -> Optional[tuple[Use, str]]:
+    text = evidence.Text(source)
+    facts = lexical.scan_text(source)
+    op = atomic_api.decode("atomic_" + base)
+    assert op is not None
+    return evidence._follow_local(name, line, text, facts.functions, op)
+
+
+LOOP = """\
+void f(struct b *b)
+{
+\tint n = 1;
+
+\twhile (n) {
+\t\tmsleep(1);
+\t\tn = atomic_read(&b->users);
+\t\tpr_debug("%d", n);
+\t}
+}
+"""
+
+
+def test_flow_reaches_the_loop_condition() -> None:
+    found = flow(LOOP, "n", 7)
+    assert found is not None and found[0] is Use.ZERO_TEST
+
+
+def test_flow_forward_only_without_a_loop() -> None:
+    src = LOOP.replace("while (n) {", "if (n) {").replace(
+        "\t\tn = atomic_read", "\t}\n\t{\n\t\tn = atomic_read")
+    found = flow(src, "n", 8)
+    assert found is not None and found[0] is Use.PRINT
+
+
+def test_flow_printed_only_with_a_format() -> None:
+    src = "void f(struct b *b)\n{\n\tint n;\n\n\tn = atomic_read(&b->c);\n" \
+          "\tfoo_info(b, \"%d\", n);\n}\n"
+    found = flow(src, "n", 5)
+    assert found is not None and found[0] is Use.PRINT
+    found = flow(src.replace('"%d", ', ""), "n", 5)
+    assert found is None
+
+
+def test_flow_of_a_global_reads_the_whole_file() -> None:
+    src = ("static int last;\n\nvoid f(struct b *b)\n{\n"
+           "\tlast = atomic_read(&b->c);\n\tpr_info(\"%d\", last);\n}\n\n"
+           "int g(void)\n{\n\treturn last ? -EBUSY : 0;\n}\n")
+    found = flow(src, "last", 5)
+    assert found is not None and found[0] is Use.ZERO_TEST
+    assert "global" in found[1]
+
+
+def test_flow_compares_a_copy() -> None:
+    src = ("void f(struct b *b)\n{\n\tint c = atomic_read(&b->c);\n\n"
+           "\tif (c > FX_LIMIT)\n\t\treturn;\n}\n")
+    found = flow(src, "c", 3)
+    assert found is not None and found[0] is Use.LIMIT
+
+
+@pytest.mark.parametrize("line,function", [
+    ("void f(struct q *q) __releases(&q->lock)", "f"),
+    ("static int __init g(void)", "g"),
+    ("int h(int a) __must_hold(&a->l) __acquires(x)", "h"),
+    ("SYSCALL_DEFINE1(close, unsigned int, fd)", "SYSCALL_DEFINE1"),
+])
+def test_function_name(line: str, function: str) -> None:
+    facts = lexical.scan_text(line + "\n{\n\treturn;\n}\n")
+    assert [f.name for f in facts.functions] == [function]
+
+
+def test_tokens_keep_multi_char_operators() -> None:
+    toks = [t.text for t in lexical._tokens(["if (a == b && c >>= 2) x++;"])]
+    assert "==" in toks and "&&" in toks and ">>=" in toks and "++" in toks
+    assert "=" not in toks
+
+
+@pytest.mark.parametrize("code,binary", [
+    ("return m & c->hits;", True),
+    ("x = (a) & b;", True),
+    ("x = a[1] & b;", True),
+    ("f(a, &c->hits);", False),
+    ("return &c->hits;", False),
+    ("p = &c->hits;", False),
+    ("if (x && &c->hits)", False),
+])
+def test_binary_and(code: str, binary: bool) -> None:
+    at = code.index("&c->hits") if "&c->" in code else code.index("& ")
+    assert evidence._binary_and(code, at) is binary
+
+
+@pytest.mark.parametrize("call,printed", [
+    ('pr_info("%d", atomic_read(&v))', True),
+    ('seq_printf(m, "%d", atomic_read(&v))', True),
+    ('fx_info(d, "x %d", atomic_read(&v))', True),
+    ('fx_info(d, atomic_read(&v))', False),
+    ('set_power_state(d, atomic_read(&v))', False),
+    ('fx_status(d, atomic_read(&v))', False),
+    ('u64_stats_add(&s, atomic_read(&v))', True),
+    ('fx_stats_update(d, atomic_read(&v))', True),
+])
+def test_print_callees(call: str, printed: bool) -> None:
+    text = evidence.Text(call + ";\n")
+    callee = call.split("(")[0]
+    assert evidence._is_print_call(text, callee, call.index("(")) is printed
