@@ -393,6 +393,7 @@ def _through_alias(index: Index, alias: dict[str, str], path: str,
     return index.resolve(path, op["function"], expr, None)
 
 
+_CALLED = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 _ASSIGNED = r"\s*=(?!=)\s*([^;]+);"
 
 
@@ -428,6 +429,7 @@ def _apply_summaries(tree: Path, summ: summaries.Summaries,
     """Every call of a helper gives the helper's summary to what is
     passed: an address ("&x->users"), or a pointer-held counter."""
     names = sorted(summ.defs)
+    wanted = set(names)
     group_members: dict[tuple[str, str, int], set[str]] = {}
     for path, lno in grep_words(tree, names):
         f = by_path.get(path, {})
@@ -435,9 +437,11 @@ def _apply_summaries(tree: Path, summ: summaries.Summaries,
         near = frozenset({path, *f.get("includes", [])})
         fn = summaries.function_at(spans, lno)
         line = sources.lines(path, lno, lno)
-        for name in names:
-            if name not in line:
-                continue
+        own = {n for n, _s, _e in spans}
+        for name in set(_CALLED.findall(line)) & wanted:
+            if name in own and not any(d.path == path
+                                       for d in summ.defs[name]):
+                continue        # this file's own function of that name
             for _at, args in summaries.call_at(sources, path, lno, name):
                 defs, amb_def = summ.lookup(name, path, att.graph.sees(path))
                 for d in defs:
