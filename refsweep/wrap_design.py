@@ -52,7 +52,8 @@ _SIGNED_CAST = (r"\(\s*(?:s8|s16|s32|s64|__s8|__s16|__s32|__s64|int|long|"
 _WRAP_COMPARE = re.compile(
     r"\b(time_(?:after|before)(?:_eq)?(?:64)?|time_in_range\w*|"
     r"before(?:32|64)?|after(?:32|64)?|seq_(?:lt|gt|le|ge|before|after)|"
-    r"\w+_seq_(?:before|after|lt|gt)|\w*_before|\w*_after)\s*\(")
+    r"\w*(?:seq|time|gen|serial|ts|id)\w*_(?:before|after|lt|gt)(?:_eq)?)"
+    r"\s*\(")
 _COMMENT_WRAP = re.compile(
     r"\b(?:(?:may|can|will|might|could|does|is\s+allowed\s+to|are\s+allowed"
     r"\s+to|expected\s+to|designed\s+to|meant\s+to|supposed\s+to|ok\s+to|"
