@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from refsweep import atomic_api, lexical
+from refsweep.atomic_api import Effect
 from refsweep.records import Evidence, Use, Variable
 from refsweep.sources import Sources, call_args, grep_lines
 
@@ -84,13 +85,15 @@ _DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Z_][A-Z0-9_]*)[ \t]+"
 
 
 def near_min(value: int) -> Optional[str]:
-    """"INT_MIN" or "LONG_MIN" if |VALUE| is within 2^24 of 2^31 or
-    within 2^56 of 2^63."""
-    v = abs(value)
-    if abs(v - 2**31) <= 2**24:
-        return "INT_MIN"
-    if abs(v - 2**63) <= 2**56:
-        return "LONG_MIN"
+    """"INT_MIN" if VALUE is within 2^24 of -2^31 or in [2^31, 2^31 +
+    2^24]; "LONG_MIN" the same for 63 bits and 2^56."""
+    # INT_MIN itself, or its unsigned image 2^31 (1U << 31); INT_MAX, a
+    # "no limit" value, is no bias.
+    for name, bits, slack in (("INT_MIN", 31, 2**24),
+                              ("LONG_MIN", 63, 2**56)):
+        if 2**bits <= value <= 2**bits + slack or \
+                -2**bits - slack <= value <= -2**bits + slack:
+            return name
     return None
 
 
@@ -208,8 +211,11 @@ class Finder:
         return out
 
     def signs_of_op(self, ev: Evidence,
-                    spans: dict[str, list[tuple[str, int, int]]]
-                    ) -> list[str]:
+                    spans: dict[str, list[tuple[str, int, int]]],
+                    monotonic: bool = True) -> list[str]:
+        """Signs in one operation.  MONOTONIC: the variable is never
+        decremented; a masked or ordered value of a count that also goes
+        down is a packed field or a level, not a wrapping sequence."""
         path, _sep, lno = ev.at.rpartition(":")
         line = int(lno)
         op = atomic_api.decode(ev.op)
@@ -234,7 +240,7 @@ class Finder:
                                    f"{where}")
                 if op.base in _RANDOM_START and _RANDOM.search(src):
                     out.append(f"{op.base} of a random value at {where}")
-        if op.base in _RETURNS_NEW and close > 0:
+        if op.base in _RETURNS_NEW and close > 0 and monotonic:
             after = code[close + 1:close + 40]
             before = code[max(0, start - 40):start]
             if re.match(r"\s*\)*\s*(%|&(?!&))", after):
@@ -243,7 +249,7 @@ class Finder:
             elif re.search(r"\(\s*(?:u8|u16|__u8|__u16|__be16|unsigned\s+"
                            r"short|unsigned\s+char)\s*\)\s*\(*\s*$", before):
                 out.append(f"{op.base} result truncated at {where}")
-        if close > 0 and self._ordered(code, start, close):
+        if close > 0 and monotonic and self._ordered(code, start, close):
             out.append(f"{op.base} value in a wrap-aware ordering "
                        f"comparison at {where}")
         return out
@@ -294,7 +300,7 @@ class Finder:
 
 def _random_fill(finder: Finder, path: str, spans: list[tuple[str, int,
                                                                 int]],
-                 index: Any) -> list[tuple[str, str]]:
+                 index: Any, near: frozenset[str]) -> list[tuple[str, str]]:
     """(key, sign) for "get_random_bytes(ptr, size)" over a counter."""
     code = finder.sources.code(path)
     out = []
@@ -308,7 +314,10 @@ def _random_fill(finder: Finder, path: str, spans: list[tuple[str, int,
             if start <= line <= end:
                 fn = name
         keys, ambiguous = index.resolve(path, fn, args[0], None)
-        if len(keys) == 1 and not ambiguous:
+        # The only atomic member of that name need not be the one filled:
+        # its declaration must be in this file or a header it includes.
+        if len(keys) == 1 and not ambiguous and \
+                index.decl_paths[keys[0]] & near:
             out.append((keys[0], f"random bytes written over it at "
                                  f"{path}:{line}"))
     return out
@@ -337,8 +346,10 @@ def find(variables: dict[str, Variable], files: list[Record], sources: Sources,
     finder.learn_defines(names)
     for key, var in variables.items():
         signs: list[str] = []
+        monotonic = not any(e.effect is Effect.DECREASE
+                            for e in var.evidence if not e.weak)
         for e in exact[key]:
-            signs.extend(finder.signs_of_op(e, spans))
+            signs.extend(finder.signs_of_op(e, spans, monotonic))
         for at in var.decls:
             path, _s, lno = at.rpartition(":")
             signs.extend(finder.comment_signs(path, int(lno),
@@ -352,8 +363,9 @@ def find(variables: dict[str, Variable], files: list[Record], sources: Sources,
         var.wrap_by_design = bool(var.wrap_evidence)
     for f in files:
         if "get_random_bytes" in sources.code(f["path"]):
+            near = frozenset({f["path"], *f.get("includes", [])})
             for key, sign in _random_fill(finder, f["path"],
-                                          spans[f["path"]], index):
+                                          spans[f["path"]], index, near):
                 if sign not in variables[key].wrap_evidence:
                     variables[key].wrap_evidence.append(sign)
                     variables[key].wrap_by_design = True

@@ -33,6 +33,8 @@ def test_near_min() -> None:
     assert wrap_design.near_min(2**30) is None        # INT_MIN / 2
     assert wrap_design.near_min(0xdeadbeefdeafcafe) is None
     assert wrap_design.near_min(256) is None
+    assert wrap_design.near_min(2**31 - 1) is None    # INT_MAX: no limit
+    assert wrap_design.near_min(2**63 - 1) is None
 
 
 def test_terms_split_at_top_level() -> None:
