@@ -10,6 +10,7 @@ the stages that need text find nothing and decide nothing.
 import bisect
 import re
 import subprocess
+import tempfile
 from array import array
 from pathlib import Path
 from typing import Optional
@@ -124,14 +125,17 @@ def grep_lines(tree: Optional[Path], words: list[str],
     if tree is None or not words:
         return []
     out: list[tuple[str, int, str]] = []
-    for i in range(0, len(words), 200):
-        fixed = [arg for w in words[i:i + 200] for arg in ("-e", w)]
-        res = git_grep(tree, ["-n", "-w", "-F", *fixed, "--", *globs])
-        for hit in res.stdout.splitlines():
-            path, _sep, rest = hit.partition(":")
-            lno, _sep, text = rest.partition(":")
-            if lno.isdigit():
-                out.append((path, int(lno), text))
+    # One search for all words (-f): git's fixed-string matcher costs the
+    # same for one pattern or thousands, a whole-tree pass does not.
+    with tempfile.NamedTemporaryFile("w", suffix=".words") as f:
+        f.write("\n".join(words) + "\n")
+        f.flush()
+        res = git_grep(tree, ["-n", "-w", "-F", "-f", f.name, "--", *globs])
+    for hit in res.stdout.splitlines():
+        path, _sep, rest = hit.partition(":")
+        lno, _sep, text = rest.partition(":")
+        if lno.isdigit():
+            out.append((path, int(lno), text))
     return out
 
 
