@@ -80,6 +80,7 @@ class Text:
         self.code = "\n".join(self.lines)
         # Same offsets as code, with string literals kept (formats).
         self.raw_code = "\n".join(self.raw)
+        self.memo: dict[tuple[str, int], list[tuple[int, str]]] = {}
         self.starts = [0]
         for line in self.lines:
             self.starts.append(self.starts[-1] + len(line) + 1)
@@ -894,18 +895,32 @@ def _base_type(counter: str, line: int, text: Text,
     if not m:
         return None
     var = m.group(1)
-    start = line
+    start, end = line, line
     for f in facts.functions:
         if f.body_start <= line <= f.body_end:
-            start = f.body_start
-    region = text.lines_between(max(start - 6, 1), line)
-    decl = re.compile(r"\b(struct|union)\s+(\w+)\s*\*?\s*(?:const\s+)?"
-                      + re.escape(var) + r"\s*[;,=)\[]")
-    found = decl.findall(region)
-    if not found:
-        # A file-scope object ("static struct foo_table tbl = {...}").
-        found = decl.findall(text.top_level)
-    if found:
-        kind, tag = found[-1]
-        return f"{kind} {tag}"
-    return None
+            start, end = f.body_start, f.body_end
+    # Every file has hundreds of "&x->member": the declarations of X in
+    # one function are looked up once (memo on TEXT).
+    key = (var, start)
+    found = text.memo.get(key)
+    if found is None:
+        decl = re.compile(r"\b(struct|union)\s+(\w+)\s*\*?\s*(?:const\s+)?"
+                          + re.escape(var) + r"\s*[;,=)\[]")
+        first = max(start - 6, 1)
+        region = text.lines_between(first, end)
+        found = [(first + region.count("\n", 0, d.start()),
+                  f"{d.group(1)} {d.group(2)}")
+                 for d in decl.finditer(region)]
+        text.memo[key] = found
+    local = [tag for at, tag in found if at <= line]
+    if local:
+        return local[-1]
+    # A file-scope object ("static struct foo_table tbl = {...}").
+    top = text.memo.get((var, 0))
+    if top is None:
+        top = [(0, f"{d.group(1)} {d.group(2)}")
+               for d in re.finditer(
+                   r"\b(struct|union)\s+(\w+)\s*\*?\s*(?:const\s+)?" +
+                   re.escape(var) + r"\s*[;,=)\[]", text.top_level)]
+        text.memo[(var, 0)] = top
+    return top[-1][1] if top else None

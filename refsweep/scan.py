@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, Iterable, Optional, TextIO
@@ -88,7 +89,9 @@ def _cache_load(key: str) -> Optional[dict[str, Any]]:
 def _cache_store(key: str, data: dict[str, Any]) -> None:
     path = _cache_path(key)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
+    # Unique per process and thread: identical files of one tree share a
+    # key, and several scans may share the cache.
+    tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_text(json.dumps(data), encoding="utf-8")
     tmp.replace(path)
 
@@ -215,6 +218,35 @@ def check_tree(header: dict[str, Any], tree: Path) -> None:
                         f"{tree}")
 
 
+def _scan_batch(reduced: Path, batch: list[tuple[str, bytes]], timeout: int,
+                raw_salt: str, salt: str) -> list[dict[str, Any]]:
+    """Stages 1 and 2 for one batch: spatch records, then evidence; both
+    cached."""
+    facts = {}
+    for path, content in batch:
+        source = content.decode("utf-8", errors="replace")
+        facts[path] = lexical.scan_text(source)
+        target = reduced / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(lexical.reduce_for_spatch(source, facts[path]),
+                          encoding="utf-8")
+    result = spatch.run_batch(reduced, [p for p, _c in batch], timeout)
+    out = []
+    for path, content in batch:
+        (reduced / path).unlink(missing_ok=True)
+        trouble = result.troubles.get(path)
+        found = result.records.get(path, [])
+        data = _analyse(path, content, found, trouble, facts[path])
+        # A file spatch choked on is cached with its trouble: the same
+        # content chokes it again (change --timeout to retry).
+        _cache_store(_cache_key(content, raw_salt),
+                     {"records": found, "trouble": trouble})
+        _cache_store(_cache_key(content, salt), data)
+        data["sha256"] = hashlib.sha256(content).hexdigest()
+        out.append(data)
+    return out
+
+
 def scan(tree: Path, files: list[str], jobs: int, out: TextIO,
          timeout: int = spatch.DEFAULT_TIMEOUT,
          shard_name: str = "1/1") -> dict[str, int]:
@@ -258,39 +290,23 @@ def scan(tree: Path, files: list[str], jobs: int, out: TextIO,
             progress.step(1)
         else:
             todo.append((path, content))
-    facts = {}
     reduced = workdir.sub("tmp") / f"reduced.{os.getpid()}"
-    for path, content in todo:
-        source = content.decode("utf-8", errors="replace")
-        facts[path] = lexical.scan_text(source)
-        target = reduced / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(lexical.reduce_for_spatch(source, facts[path]),
-                          encoding="utf-8")
-    batches = _batches(todo)
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(spatch.run_batch, reduced,
-                               [p for p, _c in batch], timeout): batch
-                   for batch in batches}
+        # Each worker reduces its batch, runs spatch and analyses the
+        # records itself: the Python work of one batch overlaps the other
+        # workers' spatch processes instead of preceding or following all
+        # of them.
+        futures = [pool.submit(_scan_batch, reduced, batch, timeout,
+                               raw_salt, salt)
+                   for batch in _batches(todo)]
         for fut in concurrent.futures.as_completed(futures):
-            batch = futures[fut]
-            result = fut.result()
-            for path, content in batch:
-                trouble = result.troubles.get(path)
-                found = result.records.get(path, [])
-                data = _analyse(path, content, found, trouble, facts[path])
-                if trouble:
-                    stats["troubles"] += 1
-                # A file spatch choked on is cached with its trouble: the
-                # same content chokes it again (change --timeout to retry).
-                _cache_store(_cache_key(content, raw_salt),
-                             {"records": found, "trouble": trouble})
-                _cache_store(_cache_key(content, salt), data)
-                data["sha256"] = hashlib.sha256(content).hexdigest()
+            results = fut.result()
+            for data in results:
+                stats["troubles"] += 1 if data.get("trouble") else 0
                 out.write(json.dumps(data) + "\n")
                 stats["scanned"] += 1
             out.flush()
-            progress.step(len(batch))
+            progress.step(len(results))
     progress.close()
     shutil.rmtree(reduced, ignore_errors=True)
     return stats
