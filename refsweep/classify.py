@@ -207,6 +207,7 @@ def to_json(var: Variable, decision: Decision) -> dict[str, Any]:
         "wrap_by_design": var.wrap_by_design,
         "wrap_evidence": list(var.wrap_evidence),
         "evidence": [e.to_json() for e in var.evidence],
+        **({"pointer": True} if var.pointer else {}),
     }
 
 

@@ -126,6 +126,9 @@ class Variable:
     group: Optional[str] = None
     wrap_by_design: bool = False
     wrap_evidence: list[str] = field(default_factory=list)
+    # Storage allocated behind a pointer ("static atomic_t *ids"),
+    # see pointers.py; JSON "pointer": true.
+    pointer: bool = False
 
     def __post_init__(self) -> None:
         if not self.decls:

@@ -14,8 +14,10 @@ import subprocess
 from pathlib import Path
 from typing import Any, Optional
 
-from refsweep import atomic_api, lexical, workdir
+from refsweep import (atomic_api, macros, pointers, summaries, workdir,
+                      wrap_design)
 from refsweep.records import Evidence, Use, Variable, evidence_from_op
+from refsweep.sources import ResolveError, Sources, git_grep, grep_words
 
 Record = dict[str, Any]
 _MEMBER = re.compile(r"(?:->|\.)(\w+)(?:\[[^\]]*\])*\)*$")
@@ -102,6 +104,7 @@ class Index:
         expr = expr.strip()
         while expr.startswith("(") and expr.endswith(")"):
             expr = expr[1:-1].strip().lstrip("&")
+        expr = _storage_expr(expr)
         m = _PLAIN.match(expr)
         if m:
             name = m.group(1)
@@ -118,6 +121,21 @@ class Index:
                 return [f"{base_type}.{field}"], False
             return cands, len(cands) > 1
         return [], False
+
+
+_PERCPU = re.compile(r"^(?:per_cpu_ptr|this_cpu_ptr|raw_cpu_ptr)\((.+?)"
+                     r"(?:,[^,()]*)?\)$")
+_OFFSET = re.compile(r"^(\(*[\w]+(?:(?:->|\.)\w+)*\)*)\s*\+\s*[^+]+$")
+
+
+def _storage_expr(expr: str) -> str:
+    """The pointer in "per_cpu_ptr(p, cpu)" or "p + i": pointer-held
+    counters are named through it."""
+    m = _PERCPU.match(expr)
+    if m:
+        expr = m.group(1).strip().lstrip("&")
+    m = _OFFSET.match(expr)
+    return m.group(1) if m else expr
 
 
 _TYPE_OF_WIDTH = {"": "atomic_t", "64": "atomic64_t",
@@ -150,7 +168,7 @@ class IncludeGraph:
         if head and cache.is_file():
             self.edges = json.loads(cache.read_text(encoding="utf-8"))
             return
-        res = _git_grep(tree, ["-n", "-F", "-e", "include"])
+        res = git_grep(tree, ["-n", "-F", "-e", "include"])
         for hit in res.stdout.splitlines():
             path, _sep, rest = hit.partition(":")
             _lno, _sep, code = rest.partition(":")
@@ -178,21 +196,7 @@ class IncludeGraph:
         return out
 
 
-class ResolveError(Exception):
-    """Attribution cannot run; the message names the problem."""
-
-
-def _git_grep(tree: Path, args: list[str]
-              ) -> "subprocess.CompletedProcess[str]":
-    """git grep ARGS over TREE's C files; exit 1 (no match) is no error,
-    anything else is: a silent empty result would lose evidence."""
-    res = subprocess.run(["git", "-C", str(tree), "grep", *args, "--",
-                          "*.c", "*.h", ":!tools", ":!Documentation"],
-                         capture_output=True, text=True, check=False)
-    if res.returncode not in (0, 1):
-        msg = (res.stderr.strip().splitlines() or ["no message"])[-1]
-        raise ResolveError(f"git grep failed in {tree}: {msg}")
-    return res
+__all__ = ["ResolveError", "Variable", "attribute", "collect_variables"]
 
 
 def _include_targets(path: str, kind: str, name: str) -> list[str]:
@@ -209,126 +213,270 @@ def _include_targets(path: str, kind: str, name: str) -> list[str]:
     return out
 
 
+def add_pointer_variables(variables: dict[str, Variable],
+                          files: list[Record], sources: Sources) -> int:
+    """Pointers to atomics with allocated storage become variables."""
+    n = 0
+    for path, d in pointers.find(files, sources):
+        key = variable_key(path, {"scope": d.scope, "tag": d.tag,
+                                  "name": d.name, "function": None})
+        at = f"{path}:{d.line}"
+        var = variables.get(key)
+        if var is None:
+            var = Variable(key, d.type, at, d.scope, {"lexical"},
+                           pointer=True)
+            variables[key] = var
+            n += 1
+        elif var.pointer and at not in var.decls:
+            var.decls.append(at)
+    return n
+
+
+class _Attributor:
+    """Gives evidence to variables, ranking ambiguous candidates."""
+
+    def __init__(self, index: Index, graph: "IncludeGraph",
+                 variables: dict[str, Variable],
+                 stats: dict[str, int]) -> None:
+        self.index = index
+        self.graph = graph
+        self.variables = variables
+        self.stats = stats
+
+    def width_filter(self, op_name: str, keys: list[str],
+                     ambiguous: bool) -> tuple[list[str], bool]:
+        decoded = atomic_api.decode(op_name)
+        if decoded is not None and len(keys) > 1:
+            # atomic64_inc() cannot act on an atomic_t member.
+            want = _TYPE_OF_WIDTH[decoded.width]
+            keys = [k for k in keys if self.variables[k].type == want]
+            ambiguous = len(keys) > 1
+        return keys, ambiguous
+
+    def give(self, path: str, near: frozenset[str], keys: list[str],
+             ambiguous: bool, evs: list[Evidence], escape: bool
+             ) -> list[str]:
+        """Attach EVS to KEYS; returns the keys that got them."""
+        tiers = [frozenset({path}), near, self.graph.sees(path)] \
+            if ambiguous else []
+        levels = self.index.narrow(keys, tiers) \
+            if ambiguous else [(k, "exact") for k in keys]
+        if escape:
+            # An address of some member of that name is news about this
+            # variable only if its declaration is close: the member may
+            # well not be atomic at all.
+            levels = [(k, lv) for k, lv in levels
+                      if self.index.decl_paths[k] & near]
+        for key, level in levels:
+            self.variables[key].evidence.extend(
+                dataclasses.replace(
+                    ev, ambiguous=level != "exact" or ev.ambiguous,
+                    weak=level == "weak") for ev in evs)
+        return [k for k, _lv in levels]
+
+
 def attribute(files: list[Record], variables: dict[str, Variable],
               tree: Optional[Path]) -> dict[str, int]:
-    """Give each operation to its variables; link helper groups."""
-    index = Index(variables)
-    graph = IncludeGraph(tree)
+    """Give each operation to its variables; link helper groups.
+
+    Pointer-held counters are added to VARIABLES first; operations behind
+    the tree's macros are expanded at their uses; helper summaries are
+    applied at every call site (see summaries.py, macros.py, pointers.py).
+    """
+    sources = Sources(tree)
     stats = {"ops": 0, "resolved": 0, "ambiguous": 0, "unresolved": 0,
              "helper_ops": 0, "helper_calls": 0, "escapes": 0,
-             "escapes_unresolved": 0}
-    # helper name -> {param index: [evidence]}
-    helper_params: dict[str, dict[int, str]] = {}
-    for f in files:
-        for h in f.get("helpers", []):
-            helper_params.setdefault(h["function"], {})[int(h["index"])] = \
-                h["param"]
-    helper_evidence: dict[tuple[str, int], list[Evidence]] = {}
-    for f in files:
+             "escapes_unresolved": 0, "pointer_vars": 0, "macro_ops": 0,
+             "alias_ops": 0, "local_alias_ops": 0}
+    stats["pointer_vars"] = add_pointer_variables(variables, files, sources)
+    index = Index(variables)
+    graph = IncludeGraph(tree)
+    att = _Attributor(index, graph, variables, stats)
+    expansion = macros.expand(tree, files, sources)
+    summ = summaries.Summaries(files, sources, graph.sees, expansion.names)
+    by_path = {f["path"]: f for f in files}
+    extra = [{"path": p, "ops": [], "includes": [], "functions": []}
+             for p in sorted(expansion.ops) if p not in by_path]
+    unresolved: list[tuple[Record, Record, Evidence]] = []
+    for f in [*files, *extra]:
         path = f["path"]
         near = frozenset({path, *f.get("includes", [])})
-        tiers: Optional[list[frozenset[str]]] = None
-        for op in f["ops"]:
+        expanded = expansion.ops.get(path, [])
+        stats["macro_ops"] += len(expanded)
+        for op in [*f["ops"], *expanded]:
+            if (path, op["line"]) in expansion.hidden and \
+                    op not in expanded:
+                continue        # a macro body: expanded at its uses
             ev = evidence_from_op(op, path)
-            if ev.use is not Use.ESCAPE:
+            escape = ev.use is Use.ESCAPE
+            if not escape:
                 stats["ops"] += 1
-            if ev.use is Use.ESCAPE and op.get("callee") in helper_params:
-                continue        # a helper call: attributed one level below
-            params = helper_params.get(op["function"] or "", {})
-            plain = _PLAIN.match(op["counter"].lstrip("&"))
-            if plain and not op["counter"].startswith("&") and \
-                    plain.group(1) in params.values():
-                idx = [i for i, p in params.items()
-                       if p == plain.group(1)][0]
-                helper_evidence.setdefault((op["function"], idx),
-                                           []).append(ev)
+            if escape and (op.get("callee") in summ.defs or
+                           op.get("callee") in expansion.names):
+                continue        # a helper or macro: attributed at the call
+            idx = summ.param_of(path, op["function"], op["counter"])
+            if idx is not None and not escape:
+                summ.add_direct(path, op["function"], idx, ev)
                 stats["helper_ops"] += 1
                 continue
             keys, ambiguous = index.resolve(path, op["function"],
                                             op["counter"], op["base_type"])
-            escape = ev.use is Use.ESCAPE
-            decoded = atomic_api.decode(op["op"])
-            if decoded is not None and len(keys) > 1:
-                # atomic64_inc() cannot act on an atomic_t member.
-                want = _TYPE_OF_WIDTH[decoded.width]
-                keys = [k for k in keys if variables[k].type == want]
-                ambiguous = len(keys) > 1
+            keys, ambiguous = att.width_filter(op["op"], keys, ambiguous)
+            if not keys and not escape:
+                unresolved.append((f, op, ev))
+                continue
             if not keys:
-                stats["unresolved" if not escape else "escapes_unresolved"] += 1
+                stats["escapes_unresolved"] += 1
                 continue
-            if ambiguous and tiers is None:
-                tiers = [frozenset({path}), near, graph.sees(path)]
-            levels = index.narrow(keys, tiers or []) \
-                if ambiguous else [(k, "exact") for k in keys]
-            if not levels:
-                stats["unresolved" if not escape else "escapes_unresolved"] += 1
-                continue
-            if escape:
-                # An address of some member of that name is news about
-                # this variable only if its declaration is close: the
-                # member may well not be atomic at all.
-                levels = [(k, lv) for k, lv in levels
-                          if index.decl_paths[k] & near]
+            if not att.give(path, near, keys, ambiguous, [ev], escape):
+                stats["unresolved" if not escape else
+                      "escapes_unresolved"] += 1
+            elif escape:
                 stats["escapes"] += 1
             else:
                 stats["ambiguous" if ambiguous else "resolved"] += 1
-            for key, level in levels:
-                variables[key].evidence.append(dataclasses.replace(
-                    ev, ambiguous=level != "exact", weak=level == "weak"))
-    if helper_evidence and tree is not None:
-        _attribute_helper_calls(tree, helper_evidence, index, variables,
-                                stats)
+    _retry_unresolved(unresolved, att, sources, files)
+    summ.find_edges()
+    if tree is not None:
+        _apply_summaries(tree, summ, att, sources, by_path)
+    stats["wrap_by_design"] = wrap_design.find(variables, files, sources,
+                                               tree, index)
     return stats
 
 
-def _attribute_helper_calls(tree: Path,
-                            helper_evidence: dict[tuple[str, int],
-                                                  list[Evidence]],
-                            index: Index, variables: dict[str, Variable],
-                            stats: dict[str, int]) -> None:
-    """One call level: a helper's evidence goes to what callers pass."""
-    # The atomic API itself is no helper; "foo_atomic_put" is.
-    names = sorted({name for name, _i in helper_evidence
-                    if atomic_api.decode(name) is None})
-    if not names:
-        return
-    sites: list[tuple[str, int, str, str]] = []
-    for i in range(0, len(names), 200):
-        chunk = names[i:i + 200]
-        pattern = r"\b(" + "|".join(chunk) + r")\s*\("
-        fixed = [arg for n in chunk for arg in ("-e", n)]
-        res = _git_grep(tree, ["-n", "-w", "-F", *fixed])
-        for hit in res.stdout.splitlines():
-            path, _sep, rest = hit.partition(":")
-            lno_text, _sep, code = rest.partition(":")
-            for m in re.finditer(pattern, code):
-                sites.append((path, int(lno_text), m.group(1),
-                              code[m.end() - 1:]))
-    group_members: dict[tuple[str, int], set[str]] = {}
-    for path, lno, name, call in sites:
-        args = atomic_api.split_args(_call_args(call))
-        for (hname, idx), evs in helper_evidence.items():
-            if hname != name or idx >= len(args):
-                continue
-            arg = re.sub(r"\s+", "", args[idx])
-            if not arg.startswith("&"):
-                continue        # passing a pointer on: not one level
-            keys, ambiguous = index.resolve(path, None, arg, None)
-            stats["helper_calls"] += 1
-            for key in keys:
-                variables[key].evidence.extend(
-                    dataclasses.replace(
-                        ev, ambiguous=ambiguous or ev.ambiguous, weak=False,
-                        via=f"{name}() at {path}:{lno}")
-                    for ev in evs)
-                group_members.setdefault((hname, idx), set()).add(key)
-    _link_groups(group_members.values(), variables)
+def _retry_unresolved(unresolved: list[tuple[Record, Record, Evidence]],
+                      att: _Attributor, sources: Sources,
+                      files: list[Record]) -> None:
+    """Counters that named no variable: through a local pointer
+    ("p = ip_idents + bucket; atomic_add_return(n, p)"), or through an
+    object-like macro ("#define sk_cookie __sk_common.skc_cookie")."""
+    stats = att.stats
+    names: set[str] = set()
+    for _f, op, ev in unresolved:
+        m = _MEMBER.search(_bare(op["counter"])) or \
+            _PLAIN.match(_bare(op["counter"]))
+        if m and ev.use is not Use.ESCAPE and not m.group(1).isupper():
+            names.add(m.group(1))
+    alias = macros.aliases(files, sources, names) if names else {}
+    for f, op, ev in unresolved:
+        path = f["path"]
+        near = frozenset({path, *f.get("includes", [])})
+        escape = op["use"] == "escape"
+        keys, ambiguous, how = _through_local(att, sources, f, op)
+        if not keys:
+            keys, ambiguous = _through_alias(att.index, alias, path, op)
+            how = "alias_ops"
+        keys, ambiguous = att.width_filter(op["op"], keys, ambiguous)
+        if keys and att.give(path, near, keys, ambiguous, [ev], escape):
+            stats[how] += 1
+            stats["escapes" if escape else
+                  ("ambiguous" if ambiguous else "resolved")] += 1
+        else:
+            stats["unresolved" if not escape else "escapes_unresolved"] += 1
 
 
-def _call_args(call: str) -> str:
-    """"(a, b) rest" -> "a, b"."""
-    close = lexical.matching_paren(call, 0)
-    return call[1:close] if close > 0 else call[1:]
+def _bare(counter: str) -> str:
+    return _CAST.sub("", counter.strip().lstrip("&").strip()).lstrip("&")
+
+
+def _through_alias(index: Index, alias: dict[str, str], path: str,
+                   op: Record) -> tuple[list[str], bool]:
+    expr = _bare(op["counter"])
+    m = _MEMBER.search(expr)
+    if m and m.group(1) in alias:
+        expr = expr[:m.start(1)] + alias[m.group(1)]
+    else:
+        m = _PLAIN.match(expr)
+        if not (m and m.group(1) in alias):
+            return [], False
+        expr = alias[m.group(1)]
+    return index.resolve(path, op["function"], expr, None)
+
+
+_CALLED = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+_ASSIGNED = r"\s*=(?!=)\s*([^;]+);"
+
+
+def _through_local(att: _Attributor, sources: Sources, f: Record,
+                   op: Record) -> tuple[list[str], bool, str]:
+    counter = op["counter"].strip()
+    m = _PLAIN.match(counter)
+    if not m or not op["function"] or counter.startswith("&"):
+        return [], False, "local_alias_ops"
+    spans = [(int(s), int(e)) for n, s, e in f.get("functions", [])
+             if n == op["function"]]
+    keys: set[str] = set()
+    ambiguous = False
+    for start, end in spans:
+        if not start <= op["line"] <= end:
+            continue
+        body = sources.lines(f["path"], start, end)
+        for a in re.finditer(r"(?<![\w.>])" + re.escape(m.group(1)) +
+                             _ASSIGNED, body):
+            for rhs in re.split(r"[?:]", a.group(1)):
+                found, amb = att.index.resolve(f["path"], op["function"],
+                                               rhs.strip(), None)
+                if not found or len(found) > 1 and amb:
+                    continue        # a pointer from elsewhere: unknown
+                keys.update(found)
+                ambiguous |= amb
+    return sorted(keys), ambiguous or len(keys) > 1, "local_alias_ops"
+
+
+def _apply_summaries(tree: Path, summ: summaries.Summaries,
+                     att: _Attributor, sources: Sources,
+                     by_path: dict[str, Record]) -> None:
+    """Every call of a helper gives the helper's summary to what is
+    passed: an address ("&x->users"), or a pointer-held counter."""
+    names = sorted(summ.defs)
+    wanted = set(names)
+    group_members: dict[tuple[str, str, int], set[str]] = {}
+    for path, lno in grep_words(tree, names):
+        f = by_path.get(path, {})
+        spans = [(n, int(s), int(e)) for n, s, e in f.get("functions", [])]
+        near = frozenset({path, *f.get("includes", [])})
+        fn = summaries.function_at(spans, lno)
+        line = sources.lines(path, lno, lno)
+        own = {n for n, _s, _e in spans}
+        for name in set(_CALLED.findall(line)) & wanted:
+            if name in own and not any(d.path == path
+                                       for d in summ.defs[name]):
+                continue        # this file's own function of that name
+            for _at, args in summaries.call_at(sources, path, lno, name):
+                defs, amb_def = summ.lookup(name, path, att.graph.sees(path))
+                for d in defs:
+                    if d.position >= len(args):
+                        continue
+                    arg = re.sub(r"\s+", "", args[d.position])
+                    keys, ambiguous = _call_arg(att.index, path, fn, arg)
+                    if not keys:
+                        continue
+                    evs = summ.effects(d)
+                    if not evs:
+                        continue
+                    att.stats["helper_calls"] += 1
+                    via = f"{name}() at {path}:{lno}"
+                    got = att.give(path, near, keys, ambiguous, [
+                        dataclasses.replace(
+                            ev, ambiguous=ev.ambiguous or amb_def,
+                            via=via + (", " + ev.via if ev.via else ""))
+                        for ev in evs], False)
+                    group_members.setdefault((d.path, d.name, d.position),
+                                             set()).update(got)
+    _link_groups(group_members.values(), att.variables)
+
+
+def _call_arg(index: Index, path: str, fn: Optional[str],
+              arg: str) -> tuple[list[str], bool]:
+    """Variables an argument passed as a pointer to an atomic names."""
+    if arg.startswith("&"):
+        return index.resolve(path, fn, arg, None)
+    # A bare name is a pointer: only a pointer-held counter (or an array
+    # of this file) is storage; a pointer parameter is a helper level.
+    keys, ambiguous = index.resolve(path, fn, arg, None)
+    keys = [k for k in keys if index.variables[k].pointer
+            or k.startswith(path + ":")]
+    return keys, ambiguous and len(keys) > 1
 
 
 def _link_groups(member_sets: Any, variables: dict[str, Variable]) -> None:

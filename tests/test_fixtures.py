@@ -13,6 +13,7 @@ import pytest
 from conftest import FIXTURES, classify_tree, make_tree, scan_tree
 
 _EXPECT = re.compile(r"^\s*\*\s*expect:\s*(.+?)\s+(\w+)\s+([\w-]+)\s*$")
+_EXPECT_WRAP = re.compile(r"^\s*\*\s*expect-wrap:\s*(.+?)\s*$")
 CASES = sorted(FIXTURES.glob("*.c"))
 
 
@@ -47,3 +48,15 @@ def test_fixture(fixture: Path, tmp_path: Path) -> None:
              != expected[k]}
     assert not wrong, "got vs expected: " + "; ".join(
         f"{k}: {g} != {e}" for k, (g, e) in wrong.items())
+    assert wrap_flags(got) == expected_wraps(fixture), \
+        "wrap_by_design flags differ from the expect-wrap: lines"
+
+
+def expected_wraps(path: Path) -> set[str]:
+    """Keys the fixture expects flagged wrap_by_design (none elsewhere)."""
+    return {m.group(1) for line in path.read_text(encoding="utf-8")
+            .splitlines() if (m := _EXPECT_WRAP.match(line))}
+
+
+def wrap_flags(got: dict[str, dict[str, object]]) -> set[str]:
+    return {k for k, v in got.items() if v.get("wrap_by_design")}

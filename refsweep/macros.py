@@ -1,0 +1,242 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Atomic operations hidden behind the tree's own macros.
+
+spatch does not see into macro bodies, and an operation in a body whose
+counter is a macro parameter (``#define STAT_INC(s, f) atomic_inc(&(s)->f)``,
+token pasting ``&st->name##_drops``) names no variable until the macro is
+used.  This module expands such function-like macros lexically at every
+use in the tree and hands resolve.py one operation record per use, as if
+the body had been written there.  Object-like aliases of members
+(``#define sk_drops __sk_common.skc_drops``) are looked up for member names
+that name no atomic member.
+
+The use of an expanded operation is judged conservatively from the text:
+a zero test stays a zero test (a release call after it in the body makes
+it a zero-release), a result-less operation or one whose macro is used as a
+statement is a modification, anything else is an unjudged value.  See
+Documentation/classification.rst, "Helpers, macros and pointers".
+"""
+
+import re
+from pathlib import Path
+from typing import Any, NamedTuple, Optional
+
+from refsweep import atomic_api, evidence, lexical
+from refsweep.sources import Sources, call_args, grep_words
+
+Record = dict[str, Any]
+
+_DEFINE = re.compile(
+    r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(([^)]*)\)((?:[^\n]*\\\n)*"
+    r"[^\n]*)", re.M)
+_OP_CALL = re.compile(
+    r"\b((?:raw_|arch_)?atomic(?:64|_long)?_[a-z0-9_]+)\s*\(")
+_ALIAS_BODY = re.compile(r"^\(?\s*([A-Za-z_]\w*(?:\s*(?:\.|->)\s*\w+)*)"
+                         r"\s*\)?$")
+MAX_DEPTH = 3
+
+
+class MacroDef(NamedTuple):
+    """A function-like macro whose body operates on a parameter."""
+    name: str
+    params: tuple[str, ...]
+    body: str
+    path: str
+    line: int
+
+
+def _references(expr: str, params: tuple[str, ...]) -> bool:
+    return any(re.search(r"(?<!\w)" + re.escape(p) + r"(?!\w)", expr)
+               for p in params)
+
+
+def parse_defines(path: str, code: str) -> list[MacroDef]:
+    """Function-like macros of CODE with an atomic op on a parameter."""
+    out = []
+    for m in _DEFINE.finditer(code):
+        params = tuple(p.strip() for p in m.group(2).split(",")
+                       if p.strip())
+        body = m.group(3).replace("\\\n", " ")
+        if not params or "atomic" not in body:
+            continue
+        for op_m in _OP_CALL.finditer(body):
+            op = atomic_api.decode(op_m.group(1))
+            args = call_args(body, op_m.end() - 1)
+            if op is None or args is None:
+                continue
+            counter = atomic_api.counter_arg(op, args)
+            if counter and _references(counter, params):
+                out.append(MacroDef(m.group(1), params, body, path,
+                                    code.count("\n", 0, m.start()) + 1))
+                break
+    return out
+
+
+def substitute(macro: MacroDef, args: list[str]) -> str:
+    """MACRO's body with ARGS for its parameters, ## pasting done."""
+    values = dict(zip(macro.params, args))
+    if "..." in macro.params or len(args) < len(macro.params):
+        values.setdefault("__VA_ARGS__", ", ".join(args[len(values):]))
+
+    def token(m: "re.Match[str]") -> str:
+        return values.get(m.group(0), m.group(0))
+
+    body = re.sub(r"#\s*([A-Za-z_]\w*)", lambda m: '"' + m.group(1) + '"'
+                  if m.group(1) in values else m.group(0),
+                  re.sub(r"\s*##\s*", "##", macro.body))
+    body = re.sub(r"[A-Za-z_]\w*", token, body)
+    return body.replace("##", "")
+
+
+def _statement_site(code: str, start: int, close: int) -> bool:
+    before = code[max(0, start - 200):start].rstrip()
+    after = code[close + 1:close + 20].lstrip()
+    return (not before or before[-1] in ";{}:" or
+            bool(re.search(r"\belse$", before))) and after.startswith(";")
+
+
+def ops_in(body: str) -> list[tuple[atomic_api.AtomicOp, str, list[str],
+                                    int]]:
+    """Atomic operations in BODY: (op, counter, args, offset)."""
+    out = []
+    for m in _OP_CALL.finditer(body):
+        op = atomic_api.decode(m.group(1))
+        args = call_args(body, m.end() - 1)
+        if op is None or args is None:
+            continue
+        counter = atomic_api.counter_arg(op, args)
+        if counter:
+            out.append((op, counter, args, m.start()))
+    return out
+
+
+def _use(op: atomic_api.AtomicOp, body: str, at: int,
+         statement: bool) -> tuple[str, str]:
+    if op.is_zero_test:
+        if evidence.RELEASE_CALLS.search(body[at + len(op.name):]):
+            return "zero-release", "zero test, release call in the macro"
+        return "zero-test", "zero test in the macro"
+    before = body[:at].rstrip()
+    own_statement = not before or before[-1] in ";{}(" and (
+        before[-1] != "(" or before.endswith("({"))
+    if not op.returns_value or (statement and own_statement
+                                and not op.is_read):
+        return "mod", op.base
+    return "value", "value used in the macro"
+
+
+class Expansion(NamedTuple):
+    """What expanding the tree's macros adds and hides."""
+    ops: dict[str, list[Record]]     # path -> op records at uses
+    hidden: set[tuple[str, int]]     # (path, line) of ops on parameters
+    names: frozenset[str]
+
+
+def expand(tree: Optional[Path], files: list[Record],
+           sources: Sources) -> Expansion:
+    """Expand every macro that operates on a parameter, at every use."""
+    macros: dict[str, list[MacroDef]] = {}
+    spans: dict[str, list[tuple[str, int, int]]] = {}
+    for f in files:
+        spans[f["path"]] = [(n, int(s), int(e))
+                            for n, s, e in f.get("functions", [])]
+        for d in parse_defines(f["path"], sources.code(f["path"])):
+            macros.setdefault(d.name, []).append(d)
+    hidden: set[tuple[str, int]] = set()
+    for defs in macros.values():
+        for d in defs:
+            for op, counter, _args, at in ops_in(d.body):
+                if _references(counter, d.params):
+                    hidden.add((d.path, d.line + _body_lines_before(
+                        sources.code(d.path), d, op.name)))
+    out: dict[str, list[Record]] = {}
+    for path, line in grep_words(tree, sorted(macros)):
+        code = sources.code(path)
+        start = sources.offset(path, line)
+        end = code.find("\n", start)
+        if re.match(r"\s*#\s*define\b", code[start:end]):
+            continue
+        for m in re.finditer(r"\b(" + "|".join(map(re.escape, macros)) +
+                             r")\s*\(", code[start:end]):
+            open_at = start + m.end() - 1
+            args = call_args(code, open_at)
+            if args is None:
+                continue
+            defs = macros[m.group(1)]
+            close = lexical.matching_paren(code, open_at)
+            stmt = _statement_site(code, start + m.start(), close)
+            fn = _function_at(spans.get(path, []), line)
+            for d in defs[:1]:
+                for rec in _expanded_ops(d, args, macros, stmt, 0):
+                    out.setdefault(path, []).append(dict(
+                        rec, line=line, function=fn))
+    return Expansion(out, hidden, frozenset(macros))
+
+
+def _expanded_ops(d: MacroDef, args: list[str],
+                  macros: dict[str, list[MacroDef]], stmt: bool,
+                  depth: int) -> list[Record]:
+    body = substitute(d, args)
+    recs = []
+    for op, counter, op_args, at in ops_in(body):
+        use, detail = _use(op, body, at, stmt)
+        counter = evidence._normalise(counter)
+        recs.append({"op": op.name, "base": op.base, "counter": counter,
+                     "effect": str(atomic_api.effect_of(op, op_args)),
+                     "guard": evidence._is_not_zero_guard(op, op_args),
+                     "use": use, "detail": f"{detail} (macro {d.name}())",
+                     "parsed": True, "base_type": None})
+    if depth < MAX_DEPTH:
+        for m in re.finditer(r"\b(" + "|".join(map(re.escape, macros)) +
+                             r")\s*\(", body):
+            inner = call_args(body, m.end() - 1)
+            if inner is not None and m.group(1) != d.name:
+                recs.extend(_expanded_ops(macros[m.group(1)][0], inner,
+                                          macros, stmt, depth + 1))
+    return recs
+
+
+def _body_lines_before(code: str, d: MacroDef, op_name: str) -> int:
+    """Lines between the #define and the first OP_NAME in its body."""
+    start = 0
+    for _k in range(d.line - 1):
+        start = code.index("\n", start) + 1
+    at = code.find(op_name, start)
+    return code.count("\n", start, at) if at >= 0 else 0
+
+
+def _function_at(spans: list[tuple[str, int, int]], line: int
+                 ) -> Optional[str]:
+    for name, start, end in spans:
+        if start <= line <= end:
+            return name
+    return None
+
+
+_OBJECT_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([a-z_]\w*)[ \t]+"
+                            r"([^\n\\]+?)[ \t]*$", re.M)
+
+
+def aliases(files: list[Record], sources: Sources,
+            names: set[str]) -> dict[str, str]:
+    """Object-like macros among NAMES that alias a member or variable:
+    name -> the expression it stands for.  Looked for in the scanned
+    files: such an alias sits next to the struct it reaches into, which
+    mentions an atomic type."""
+    out: dict[str, str] = {}
+    for f in files:
+        code = sources.code(f["path"])
+        if "define" not in code:
+            continue
+        for m in _OBJECT_DEFINE.finditer(code):
+            if m.group(1) not in names:
+                continue
+            body = _ALIAS_BODY.match(m.group(2))
+            if not body or body.group(1) == m.group(1):
+                continue
+            expansion = re.sub(r"\s+", "", body.group(1))
+            if out.get(m.group(1), expansion) != expansion:
+                out[m.group(1)] = ""        # two meanings: use neither
+            else:
+                out[m.group(1)] = expansion
+    return {k: v for k, v in out.items() if v}

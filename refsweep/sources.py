@@ -1,0 +1,159 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Source text of a tree's files, read once per run, and git grep over it.
+
+The resolve stage looks past one file (helpers, macros, allocations, wrap
+evidence) and reads the same few files many times; this keeps one copy.
+Without a tree (evidence from a scan alone) every file reads as empty, so
+the stages that need text find nothing and decide nothing.
+"""
+
+import bisect
+import re
+import subprocess
+import tempfile
+from array import array
+from pathlib import Path
+from typing import Optional
+
+from refsweep import atomic_api, lexical
+
+_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+
+
+class ResolveError(Exception):
+    """Attribution cannot run; the message names the problem."""
+
+
+def git_grep(tree: Path, args: list[str]
+             ) -> "subprocess.CompletedProcess[str]":
+    """git grep ARGS over TREE's C files; exit 1 (no match) is no error,
+    anything else is: a silent empty result would lose evidence."""
+    if "--" not in args:
+        args = [*args, "--", "*.c", "*.h"]
+    res = subprocess.run(["git", "-C", str(tree), "grep", *args, ":!tools",
+                          ":!Documentation", ":!scripts"],
+                         capture_output=True, text=True, check=False,
+                         errors="replace")
+    if res.returncode not in (0, 1):
+        msg = (res.stderr.strip().splitlines() or ["no message"])[-1]
+        raise ResolveError(f"git grep failed in {tree}: {msg}")
+    return res
+
+
+class Sources:
+    """Cached raw and comment-stripped text of the files of TREE."""
+
+    def __init__(self, tree: Optional[Path]) -> None:
+        self.tree = tree
+        self._raw: dict[str, str] = {}
+        self._code: dict[str, str] = {}
+        self._starts: dict[str, "array[int]"] = {}
+
+    def _read(self, path: str) -> str:
+        if self.tree is None:
+            return ""
+        try:
+            return (self.tree / path).read_text(encoding="utf-8",
+                                                errors="replace")
+        except OSError:
+            return ""
+
+    def raw(self, path: str) -> str:
+        """The file as it is (kept only for the few files asked for)."""
+        if path not in self._raw:
+            self._raw[path] = self._read(path)
+        return self._raw[path]
+
+    def code(self, path: str) -> str:
+        """Comments and literal contents blanked, offsets kept."""
+        if path not in self._code:
+            raw = self._raw.get(path)
+            self._code[path] = lexical.strip_comments(
+                raw if raw is not None else self._read(path))
+        return self._code[path]
+
+    def offset(self, path: str, line: int) -> int:
+        """Offset of the start of 1-based LINE in PATH's text."""
+        if path not in self._starts:
+            code = self.code(path)
+            starts = array("l", [0])
+            at = code.find("\n")
+            while at >= 0:
+                starts.append(at + 1)
+                at = code.find("\n", at + 1)
+            self._starts[path] = starts
+        starts = self._starts[path]
+        return starts[min(max(line, 1), len(starts)) - 1]
+
+    def line_of(self, path: str, offset: int) -> int:
+        self.offset(path, 1)
+        return bisect.bisect_right(self._starts[path], offset)
+
+    def lines(self, path: str, first: int, last: int) -> str:
+        """Lines FIRST..LAST (1-based, inclusive) of the stripped code."""
+        code = self.code(path)
+        return code[self.offset(path, first):self.offset(path, last + 1)]
+
+    def raw_lines(self, path: str, first: int, last: int) -> list[str]:
+        lines = self.raw(path).split("\n")
+        return lines[max(first - 1, 0):max(last, 0)]
+
+
+def call_args(code: str, open_at: int) -> Optional[list[str]]:
+    """Arguments of the call whose '(' is at OPEN_AT, or None."""
+    close = lexical.matching_paren(code, open_at)
+    if close < 0:
+        return None
+    return atomic_api.split_args(code[open_at + 1:close])
+
+
+def calls_in(code: str) -> list[tuple[str, int, list[str]]]:
+    """Every call in CODE: (callee, offset of the name, arguments)."""
+    out = []
+    for m in _CALL.finditer(code):
+        args = call_args(code, m.end() - 1)
+        if args is not None:
+            out.append((m.group(1), m.start(), args))
+    return out
+
+
+def grep_lines(tree: Optional[Path], words: list[str],
+               globs: tuple[str, ...] = ("*.c", "*.h")
+               ) -> list[tuple[str, int, str]]:
+    """(path, line, text) of every line of TREE's C files holding one of
+    WORDS as a word (a fixed-string search: fast on a whole tree)."""
+    if tree is None or not words:
+        return []
+    out: list[tuple[str, int, str]] = []
+    # One search for all words (-f): git's fixed-string matcher costs the
+    # same for one pattern or thousands, a whole-tree pass does not.
+    with tempfile.NamedTemporaryFile("w", suffix=".words") as f:
+        f.write("\n".join(words) + "\n")
+        f.flush()
+        res = git_grep(tree, ["-n", "-w", "-F", "-f", f.name, "--", *globs])
+    for hit in res.stdout.splitlines():
+        path, _sep, rest = hit.partition(":")
+        lno, _sep, text = rest.partition(":")
+        if lno.isdigit():
+            out.append((path, int(lno), text))
+    return out
+
+
+def grep_words(tree: Optional[Path], words: list[str],
+               globs: tuple[str, ...] = ("*.c", "*.h")
+               ) -> list[tuple[str, int]]:
+    """(path, line) of every line of TREE's C files holding a WORD."""
+    return [(p, n) for p, n, _t in grep_lines(tree, words, globs)]
+
+
+def strip_expr(expr: str) -> str:
+    """EXPR without spaces, outer parentheses and pointer casts."""
+    expr = re.sub(r"\s+", "", expr)
+    prev = None
+    while prev != expr:
+        prev = expr
+        expr = re.sub(r"^\((?:const|volatile|struct\w+|\w+)*\*+\)", "", expr)
+        if expr.startswith("(") and lexical.matching_paren(expr, 0) == \
+                len(expr) - 1:
+            expr = expr[1:-1]
+    return expr

@@ -1,0 +1,117 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Unit tests of the pure functions behind helpers, macros, pointer-held
+counters and wrap-by-design signs."""
+
+from pathlib import Path
+
+from conftest import make_tree
+
+from refsweep.atomic_api import Effect
+from refsweep.records import Evidence, Use
+from refsweep import macros, pointers, resolve, summaries, wrap_design
+from refsweep.sources import Sources, strip_expr
+
+
+def test_evaluate_bias_constants() -> None:
+    defines = {"BIAS": "(1LU << (BITS_PER_LONG - 1))", "HALF": "BIAS / 2",
+               "SMALL": "256"}
+    assert wrap_design.evaluate("BIAS", defines) == 2**63
+    assert wrap_design.evaluate("(long)BIAS", defines) == 2**63
+    assert wrap_design.evaluate("INT_MIN", {}) == -2**31
+    assert wrap_design.evaluate("BIT(31)", {}) == 2**31
+    assert wrap_design.evaluate("0x80000000U", {}) == 2**31
+    assert wrap_design.evaluate("SMALL", defines) == 256
+    assert wrap_design.evaluate("count", defines) is None
+    assert wrap_design.evaluate("f(1)", defines) is None
+
+
+def test_near_min() -> None:
+    assert wrap_design.near_min(2**63) == "LONG_MIN"
+    assert wrap_design.near_min(-2**63) == "LONG_MIN"
+    assert wrap_design.near_min(-2**31) == "INT_MIN"
+    assert wrap_design.near_min(2**31 + 1) == "INT_MIN"
+    assert wrap_design.near_min(2**30) is None        # INT_MIN / 2
+    assert wrap_design.near_min(0xdeadbeefdeafcafe) is None
+    assert wrap_design.near_min(256) is None
+    assert wrap_design.near_min(2**31 - 1) is None    # INT_MAX: no limit
+    assert wrap_design.near_min(2**63 - 1) is None
+
+
+def test_terms_split_at_top_level() -> None:
+    assert wrap_design.terms("(long)count - BIAS") == ["(long)count",
+                                                      "BIAS"]
+    assert wrap_design.terms("a + (b - c)") == ["a", "(b - c)"]
+    assert wrap_design.terms("1 << -x") == ["1 << -x"]
+
+
+def test_comment_signs_need_no_negation(tmp_path: Path) -> None:
+    tree = make_tree(tmp_path / "t", {"a.c": (
+        "/* the id may wrap, that is fine */\n"
+        "atomic_t a;\n"
+        "/* must not overflow */\n"
+        "atomic_t b;\n"
+        "/* never wraps around */\n"
+        "atomic_t c;\n"
+        "atomic_t d; /* allowed to overflow */\n")})
+    finder = wrap_design.Finder(Sources(tree), tree)
+    assert finder.comment_signs("a.c", 2, "x")
+    assert not finder.comment_signs("a.c", 4, "x")
+    assert not finder.comment_signs("a.c", 6, "x")
+    assert finder.comment_signs("a.c", 7, "x")
+
+
+def test_macro_substitute_pastes_tokens() -> None:
+    [d] = macros.parse_defines(
+        "a.c", "#define STAT(name) atomic_long_inc(&st.name##_count)\n")
+    assert macros.substitute(d, ["rx"]) == " atomic_long_inc(&st.rx_count)"
+    assert macros.parse_defines("a.c", "#define N(x) atomic_inc(&g)\n") == []
+
+
+def test_macro_multiline_body() -> None:
+    code = ("#define PUT(o) do {\t\\\n"
+            "\tif (atomic_dec_and_test(&(o)->refs))\t\\\n"
+            "\t\tkfree(o);\t\\\n} while (0)\n")
+    [d] = macros.parse_defines("a.c", code)
+    [(op, counter, _args, at)] = macros.ops_in(macros.substitute(d, ["p"]))
+    assert op.base == "dec_and_test" and counter == "&(p)->refs"
+
+
+def test_pointer_declarations() -> None:
+    code = ("static atomic_t *ids __read_mostly;\n"
+            "struct s { atomic_t *c; atomic64_t __percpu *p; int n; };\n"
+            "void f(atomic_t *v) { atomic_t *local = v; }\n")
+    found = {(d.name, d.scope, d.tag) for d in pointers.declarations(code)}
+    assert found == {("ids", "file", None), ("c", "member", "struct s"),
+                     ("p", "member", "struct s")}
+
+
+def test_storage_expr_and_strip_expr() -> None:
+    assert resolve._storage_expr("per_cpu_ptr(x->cnt, cpu)") == "x->cnt"
+    assert resolve._storage_expr("ids + (h & mask)") == "ids"
+    assert strip_expr("(atomic_t *) v") == "v"
+    assert strip_expr("((v))") == "v"
+
+
+def test_summary_reaches_through_levels(tmp_path: Path) -> None:
+    code = ("void put1(atomic_t *v, void *o)\n{\n"
+            "\tif (atomic_dec_and_test(v))\n\t\tkfree(o);\n}\n"
+            "void put2(atomic_t *w, void *o)\n{\n\tput1(w, o);\n}\n"
+            "void leak(atomic_t *x)\n{\n\tregister_it(x);\n}\n")
+    tree = make_tree(tmp_path / "t", {"a.c": code})
+    files = [{"path": "a.c", "functions": [["put1", 2, 5], ["put2", 7, 9],
+                                           ["leak", 11, 13]],
+              "helpers": [{"function": "put1", "param": "v", "index": 0},
+                          {"function": "put2", "param": "w", "index": 0},
+                          {"function": "leak", "param": "x", "index": 0}]}]
+    summ = summaries.Summaries(files, Sources(tree), lambda p: frozenset())
+    summ.find_edges()
+    put2 = [d for d in summ.defs["put2"]][0]
+    assert summ.edges[("a.c", "put2", 0)] == [("put1", 0, "a.c:8")]
+    leak = summ.effects(summ.defs["leak"][0])
+    assert [e.use for e in leak] == ["escape"]
+    put = Evidence(op="atomic_dec_and_test", at="a.c:3", function="put1",
+                   use=Use.ZERO_RELEASE, detail="", parsed=True,
+                   base="dec_and_test", effect=Effect.DECREASE)
+    summ.add_direct("a.c", "put1", 0, put)
+    [got] = summ.effects(put2)
+    assert got.use is Use.ZERO_RELEASE and got.via == "put1() at a.c:8"
