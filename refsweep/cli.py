@@ -139,8 +139,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("tree", help="prepare a kernel git tree, print it")
     s.add_argument("source", nargs="?", default="6.12",
-                   help="linux-source package version (6.12, 6.1) or a "
-                        "kernel directory (default 6.12)")
+                   help="linux-source package version (6.12, 6.1), "
+                        "'next' (the newest Debian unstable carries, fetched "
+                        "without installing) or a kernel directory "
+                        "(default 6.12)")
     s.set_defaults(func=cmd_tree)
 
     def scan_opts(s: argparse.ArgumentParser) -> None:

@@ -8,12 +8,13 @@ the base commit, and any file the remaining rules still ignore is added
 with ``--force``: the base commit holds exactly the files of the tarball.
 """
 
+import fcntl
 import subprocess
 import tarfile
 from pathlib import Path
 from typing import Optional
 
-from refsweep import workdir
+from refsweep import unstable, workdir
 
 DEBIAN_SOURCE = Path("/usr/src")
 _DEBIAN_BLOCK = "#\n# Debian packaging"
@@ -88,13 +89,26 @@ def _package_tarball(version: str) -> Path:
     return tarball
 
 
-def prepare_from_package(version: str, dest: Optional[Path] = None) -> Path:
-    """Unpack Debian's linux-source-VERSION into a git tree; reuse if done."""
+def prepare_from_package(version: str, dest: Optional[Path] = None,
+                         tarball: Optional[Path] = None) -> Path:
+    """Unpack Debian's linux-source-VERSION into a git tree; reuse if done.
+
+    The tarball is the installed package's unless TARBALL names one.
+    """
     dest = dest or workdir.sub("trees") / f"linux-{version}"
-    if (dest / ".git").is_dir():
-        git(dest, "rev-parse", "--verify", "HEAD")
-        return dest
-    tarball = _package_tarball(version)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    # Two refsweep runs preparing one tree at once would unpack into the
+    # same partial directory; the second waits and reuses the first's.
+    with open(dest.with_name(dest.name + ".lock"), "w", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (dest / ".git").is_dir():
+            git(dest, "rev-parse", "--verify", "HEAD")
+            return dest
+        return _unpack(tarball or _package_tarball(version), dest, version)
+
+
+def _unpack(tarball: Path, dest: Path, version: str) -> Path:
+    """Unpack TARBALL into DEST (via a partial directory) and commit a base."""
     tmp = dest.with_name(dest.name + ".partial")
     if tmp.exists():
         subprocess.run(["rm", "-rf", str(tmp)], check=True)
@@ -131,13 +145,27 @@ def prepare_from_path(src: Path) -> Path:
     return src
 
 
+def prepare_next() -> Path:
+    """The newest linux-source Debian unstable carries, as a git tree."""
+    try:
+        version = unstable.newest()
+        dest = workdir.sub("trees") / f"linux-{version}"
+        if (dest / ".git").is_dir():
+            return prepare_from_package(version, dest)
+        return prepare_from_package(version, dest, unstable.fetch(version))
+    except unstable.FetchError as e:
+        raise TreeError(f"tree next: {e}") from e
+
+
 def prepare(source: str) -> Path:
-    """Prepare SOURCE: a package version like "6.12" or a directory."""
+    """Prepare SOURCE: "next", a package version like "6.12" or a directory."""
     path = Path(source)
     if path.is_dir():
         return prepare_from_path(path)
+    if source == "next":
+        return prepare_next()
     if not all(part.isdigit() for part in source.split(".")):
-        raise TreeError(f"{source!r} is neither a directory nor a "
+        raise TreeError(f"{source!r} is neither a directory, \"next\" nor a "
                         "linux-source version such as 6.12")
     return prepare_from_package(source)
 
