@@ -4,6 +4,7 @@
 
     bench/upstream_refcounts.py --old OLD_TREE --new NEW_TREE \\
         [--list OUT.tsv] [VERDICTS.jsonl]
+    bench/upstream_refcounts.py --from-list LIST.tsv VERDICTS.jsonl
 
 Every variable declared refcount_t in NEW_TREE (Linux 7.2) whose key was
 declared atomic_t, atomic64_t or atomic_long_t in OLD_TREE (Linux 6.12) is
@@ -22,8 +23,8 @@ trees keeps no key in common and is not seen; a member key whose tag is
 declared by several unrelated drivers can match across them (both
 declarations are written to the list so that a reader can tell).
 
-Writes the list (TSV: key, old type, old decl, new decl) to --list and,
-given VERDICTS, prints the count, how each came out and every one that is
+Writes the list (TSV: key, old type, old decls, new decls) to --list
+(--from-list reads such a list instead of the trees) and, given VERDICTS, prints the count, how each came out and every one that is
 not checked.  Exit 1 when one is not checked.
 """
 
@@ -150,6 +151,20 @@ def converted(old: dict[str, list[Found]],
     return out
 
 
+def read_list(path: Path) -> list[Converted]:
+    """A list written by --list."""
+    out = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
+        cells = line.split("\t")
+        if n == 0 and cells[0] == "key":
+            continue
+        if len(cells) != 4:
+            raise ValueError(f"{path}:{n + 1}: {len(cells)} columns, not 4")
+        out.append(Converted(cells[0], cells[1], cells[2].split(","),
+                             cells[3].split(",")))
+    return out
+
+
 def read_verdicts(path: Path) -> dict[str, dict[str, Any]]:
     """Verdict records by key."""
     out = {}
@@ -199,29 +214,42 @@ def report(items: Iterable[Converted],
 
 def main(argv: Optional[list[str]] = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--old", type=Path, required=True, help="e.g. linux-6.12")
-    p.add_argument("--new", type=Path, required=True, help="e.g. linux-7.2")
+    p.add_argument("--old", type=Path, help="e.g. linux-6.12")
+    p.add_argument("--new", type=Path, help="e.g. linux-7.2")
     p.add_argument("--list", type=Path, help="write the list here (TSV)")
+    p.add_argument("--from-list", type=Path,
+                   help="read the list from here instead of the trees")
     p.add_argument("verdicts", type=Path, nargs="?",
                    help="the old tree's verdicts (JSON lines)")
     args = p.parse_args(argv)
-    for tree in (args.old, args.new):
-        if not (tree / ".git").exists():
-            print(f"upstream_refcounts.py: {tree}: not a prepared git tree",
-                  file=sys.stderr)
+    if args.from_list:
+        try:
+            items = read_list(args.from_list)
+        except (OSError, ValueError) as e:
+            print(f"upstream_refcounts.py: {e}", file=sys.stderr)
             return 2
-    try:
-        items = converted(tree_atomics(args.old), tree_refcounts(args.new))
-    except RuntimeError as e:
-        print(f"upstream_refcounts.py: {e}", file=sys.stderr)
-        return 2
+        old_name, new_name = "old tree", "new tree"
+    else:
+        for tree in (args.old, args.new):
+            if tree is None or not (tree / ".git").exists():
+                print(f"upstream_refcounts.py: {tree}: not a prepared git "
+                      "tree (give --old and --new, or --from-list)",
+                      file=sys.stderr)
+                return 2
+        try:
+            items = converted(tree_atomics(args.old),
+                              tree_refcounts(args.new))
+        except RuntimeError as e:
+            print(f"upstream_refcounts.py: {e}", file=sys.stderr)
+            return 2
+        old_name, new_name = args.old.name, args.new.name
     if args.list:
         args.list.parent.mkdir(parents=True, exist_ok=True)
         args.list.write_text(
             "key\told_type\told_decls\tnew_decls\n" +
             "".join(c.tsv() + "\n" for c in items), encoding="utf-8")
-    print(f"== upstream decisions: {args.old.name} atomics that "
-          f"{args.new.name} declares refcount_t")
+    print(f"== upstream decisions: {old_name} atomics that "
+          f"{new_name} declares refcount_t")
     if args.verdicts is None:
         print(f"{len(items)} variables" +
               (f" -> {args.list}" if args.list else ""))

@@ -122,3 +122,15 @@ def test_cli_writes_the_list_and_fails_on_a_wrap_safe_one(
 
 def test_cli_refuses_a_directory_that_is_not_a_tree(tmp_path: Path) -> None:
     assert up.main(["--old", str(tmp_path), "--new", str(tmp_path)]) == 2
+
+
+def test_from_list_reads_what_list_wrote(tmp_path: Path) -> None:
+    old, new = trees(tmp_path)
+    out = tmp_path / "list.tsv"
+    assert up.main(["--old", str(old), "--new", str(new), "--list",
+                    str(out)]) == 0
+    assert up.read_list(out) == up.converted(up.tree_atomics(old),
+                                             up.tree_refcounts(new))
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("key\told_type\nstruct a.b\tatomic_t\n", encoding="utf-8")
+    assert up.main(["--from-list", str(bad), str(out)]) == 2
