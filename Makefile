@@ -9,7 +9,9 @@
 PYTHON   := /usr/bin/python3
 REFSWEEP := bin/refsweep
 JOBS     ?= $(shell nproc)
-WORK     ?= work
+WORK     ?= $(or $(REFSWEEP_WORK),work)
+# bin/refsweep and the benchmarks find the work directory through this.
+export REFSWEEP_WORK := $(abspath $(WORK))
 TREE     ?= $(WORK)/trees/linux-6.12
 # core-patch: the series for the newest tree are primary, 6.12 is the LTS
 # backport; the single-tree core-* targets take CORE_TREE (default: the
@@ -18,7 +20,8 @@ CORE_TREE ?= $$($(REFSWEEP) tree next)
 CORE_LTS  ?= $$($(REFSWEEP) tree 6.12)
 
 .PHONY: all run setup tree test pytest mypy core-test bench \
-	bench-deconverted bench-labelled bench-speed core-bench \
+	bench-verdicts bench-deconverted bench-labelled bench-upstream \
+	bench-speed core-bench \
 	core-test-x86_64 core-build-x86_64 core-lkdtm-x86_64 core-bloat-x86_64 \
 	core-prove-tests clean
 
@@ -41,22 +44,40 @@ pytest:
 
 mypy:
 	mypy --python-executable $(PYTHON) --strict --ignore-missing-imports \
-		refsweep bench/verdicts.py bench/labelled.py
+		refsweep bench/verdicts.py bench/labelled.py \
+		bench/upstream_refcounts.py bench/sample_atomics.py
 
 # Both series (atomic, sanitize) on both trees: one UML build per tree.
 core-test: setup
 	core-patch/run-tests "$(CORE_TREE)"
 	core-patch/run-tests "$(CORE_LTS)"
 
-bench: bench-deconverted bench-labelled bench-speed
+# Every benchmark in one run: the two hand-labelled samples, the
+# de-converted refcount_t, upstream's own refcount_t decisions, speed.
+# Outputs are kept in bench/results/ (see bench/RESULTS.rst).
+VERDICTS ?= $(WORK)/verdicts/linux-6.12.jsonl
+RESULTS  := bench/results
+
+bench: bench-labelled bench-deconverted bench-upstream bench-speed
+
+bench-verdicts: tree
+	$(REFSWEEP) classify --tree $(TREE) --jobs $(JOBS) --json $(VERDICTS)
+
+bench-labelled: bench-verdicts
+	$(PYTHON) bench/labelled.py --labels bench/labels.tsv $(VERDICTS) \
+		| tee $(RESULTS)/labelled.txt
+	$(PYTHON) bench/labelled.py --labels bench/labels-2.tsv $(VERDICTS) \
+		| tee $(RESULTS)/labelled-2.txt
 
 bench-deconverted: tree
-	$(PYTHON) bench/deconverted.py --tree $(TREE) --jobs $(JOBS)
+	$(PYTHON) bench/deconverted.py --tree $(TREE) --jobs $(JOBS) \
+		| tee $(RESULTS)/deconverted.txt
 
-bench-labelled: tree
-	$(REFSWEEP) classify --tree $(TREE) --jobs $(JOBS) \
-		--json $(WORK)/verdicts/linux-6.12.jsonl
-	$(PYTHON) bench/labelled.py $(WORK)/verdicts/linux-6.12.jsonl
+bench-upstream: bench-verdicts
+	$(PYTHON) bench/upstream_refcounts.py --old $(TREE) \
+		--new "$$($(REFSWEEP) tree next | tail -n 1)" \
+		--list $(RESULTS)/upstream-refcounts.tsv $(VERDICTS) \
+		| tee $(RESULTS)/upstream.txt
 
 bench-speed: tree
 	bench/speed.sh $(TREE)

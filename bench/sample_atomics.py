@@ -33,10 +33,26 @@ Method
    continuation line of a multi-line declarator list (a line without the
    word ``atomic_t``) are not seen; declarations inside ``#if 0`` blocks
    are counted like any other line.
-4. Candidate rows are sorted, then ``random.Random(seed).sample`` picks
-   ``size`` of them; the sample is printed sorted as TSV ``PATH:LINE<TAB>NAME``.
+4. Candidate rows of the requested types (``--types``, default ``atomic_t``
+   alone as for the first sample) are sorted by type order then position;
+   rows whose ``PATH:LINE`` is the first column of an ``--exclude`` file
+   (an earlier labels file) are dropped, so a new sample shares no
+   variable with an old one; then ``random.Random(seed).sample`` picks
+   ``size`` of them.  The sample is printed sorted as TSV
+   ``PATH:LINE<TAB>NAME``, with a third column ``TYPE`` when more than one
+   type is drawn.
 
-Usage: ``sample_atomics.py --tree DIR [--seed N] [--size N]``
+The first sample (``bench/labels.tsv``)::
+
+    sample_atomics.py --tree linux-6.12 --seed 6120 --size 130
+
+The second (``bench/labels-2.tsv``)::
+
+    sample_atomics.py --tree linux-6.12 --seed 81203 --size 160 \\
+        --types atomic_t,atomic64_t,atomic_long_t --exclude bench/labels.tsv
+
+Usage: ``sample_atomics.py --tree DIR [--seed N] [--size N] [--types T,..]
+[--exclude LABELS.tsv]``
 """
 
 from __future__ import annotations
@@ -84,6 +100,10 @@ class Decl(NamedTuple):
 
     def tsv(self) -> str:
         return f"{self.path}:{self.line}\t{self.name}"
+
+    @property
+    def at(self) -> str:
+        return f"{self.path}:{self.line}"
 
 
 def _strip_comments(text: str) -> str:
@@ -183,9 +203,34 @@ def sample(decls: Sequence[Decl], seed: int, size: int) -> List[Decl]:
     return sorted(rng.sample(list(decls), min(size, len(decls))))
 
 
-def iter_rows(tree: str, seed: int, size: int) -> Iterator[str]:
-    for decl in sample(candidates(tree), seed, size):
-        yield decl.tsv()
+def excluded_decls(labels: Optional[str]) -> set[str]:
+    """The PATH:LINE first column of a labels file (header and # skipped)."""
+    if labels is None:
+        return set()
+    out: set[str] = set()
+    with open(labels, encoding="utf-8") as f:
+        for line in f.read().splitlines()[1:]:
+            if line.strip() and not line.startswith("#"):
+                out.add(line.split("\t", 1)[0])
+    return out
+
+
+def iter_rows(tree: str, seed: int, size: int,
+              types: Sequence[str] = ("atomic_t",),
+              exclude: Optional[str] = None) -> Iterator[str]:
+    skip = excluded_decls(exclude)
+    pool: List[tuple[Decl, str]] = []
+    for type_name in types:
+        pool.extend((d, type_name) for d in candidates(tree, type_name)
+                    if d.at not in skip)
+    if len(types) == 1:
+        # One type: exactly the draw of the first sample (seed 6120).
+        for decl in sample([d for d, _ in pool], seed, size):
+            yield decl.tsv()
+        return
+    rng = random.Random(seed)
+    for decl, type_name in sorted(rng.sample(pool, min(size, len(pool)))):
+        yield f"{decl.tsv()}\t{type_name}"
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -193,14 +238,32 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--tree", required=True, help="kernel git tree")
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
     ap.add_argument("--size", type=int, default=DEFAULT_SIZE)
+    ap.add_argument("--types", default="atomic_t",
+                    help="comma-separated types to draw from "
+                    f"(any of {', '.join(ATOMIC_TYPES)})")
+    ap.add_argument("--exclude", metavar="LABELS.tsv",
+                    help="leave out the PATH:LINE rows of an earlier sample")
     ap.add_argument("--all", action="store_true",
                     help="print every candidate instead of a sample (debug)")
     args = ap.parse_args(argv)
+    types = [t for t in args.types.split(",") if t]
+    bad = [t for t in types if t not in ATOMIC_TYPES]
+    if bad or not types:
+        print(f"sample_atomics.py: unknown type(s) {', '.join(bad) or '(none)'}"
+              f"; choose from {', '.join(ATOMIC_TYPES)}", file=sys.stderr)
+        return 2
     if args.all:
-        for decl in candidates(args.tree):
-            print(decl.tsv())
+        for type_name in types:
+            for decl in candidates(args.tree, type_name):
+                print(decl.tsv())
         return 0
-    for row in iter_rows(args.tree, args.seed, args.size):
+    try:
+        rows = list(iter_rows(args.tree, args.seed, args.size, types,
+                              args.exclude))
+    except (OSError, subprocess.CalledProcessError) as err:
+        print(f"sample_atomics.py: {err}", file=sys.stderr)
+        return 2
+    for row in rows:
         print(row)
     return 0
 
