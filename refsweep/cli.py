@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Optional
 
 from refsweep import classify, resolve, scan, setup, spatch, summary, tree
-from refsweep import workdir
+from refsweep import triage_cli, triage_db, workdir
 
 
 def _default_scan_path(tree_dir: Path) -> Path:
@@ -107,6 +107,11 @@ def cmd_classify(args: argparse.Namespace) -> int:
         run_scan(args.tree, path, args.jobs, args.paths, None, args.timeout)
         scans = [path]
     print(classify_scan(args.tree, scans, Path(args.json)))
+    # Human decisions: --triage DB, or the work dir's database if present.
+    db = Path(args.triage) if args.triage else triage_db.default_path()
+    if args.triage or db.is_file():
+        counts = triage_cli.annotate_file(db, args.tree, Path(args.json))
+        print(triage_cli.counts_line(counts) + f" ({db})")
     print(f"verdicts: {args.json}")
     return 0
 
@@ -166,7 +171,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--scan", action="append", default=[],
                    help="use this scan output (repeatable); default: scan")
     s.add_argument("--json", required=True, help="verdicts (JSON lines)")
+    s.add_argument("--triage", metavar="DB", help="record the verdicts in "
+                   "this triage database and add the final verdicts "
+                   "(default $REFSWEEP_WORK/triage.db when it exists)")
     s.set_defaults(func=cmd_classify)
+
+    triage_cli.add_parser(sub)
 
     s = sub.add_parser("run", help="the main job on the default tree")
     s.add_argument("source", nargs="?", default="6.12")
@@ -183,7 +193,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         code: int = args.func(args)
         return code
-    except (tree.TreeError, scan.ScanError, spatch.SpatchError) as e:
+    except (tree.TreeError, scan.ScanError, spatch.SpatchError,
+            triage_db.TriageError) as e:
         print(f"refsweep: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
