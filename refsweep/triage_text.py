@@ -154,9 +154,8 @@ def _same_conflict(row: dict[str, object], d: Decision) -> bool:
 
 
 def _merge_key(conn: sqlite3.Connection, key: str,
-               incoming: list[tuple[Decision, str]],
+               incoming: list[tuple[Decision, str]], have: list[Decision],
                result: ImportResult) -> None:
-    have = triage_db.history(conn, key)
     new = [(d, where) for d, where in incoming
            if not any(d.same(h) for h in have)]
     result.unchanged += len(incoming) - len(new)
@@ -195,6 +194,10 @@ def import_paths(conn: sqlite3.Connection, paths: list[Path]
             incoming.setdefault(d.key, []).append((d, where))
     result = ImportResult()
     with triage_db.transaction(conn):
+        histories: dict[str, list[Decision]] = {}
+        for d in triage_db.history(conn):
+            histories.setdefault(d.key, []).append(d)
         for key in sorted(incoming):
-            _merge_key(conn, key, incoming[key], result)
+            _merge_key(conn, key, incoming[key], histories.get(key, []),
+                       result)
     return result
