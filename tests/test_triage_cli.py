@@ -268,3 +268,21 @@ def test_list_filters(db: Path) -> None:
     assert len(res.stdout.splitlines()) == 5
     res = refsweep("triage", "list", "--db", str(db), "--path", "kernel/")
     assert res.stdout == ""
+
+
+def test_shipped_decisions(tmp_path: Path) -> None:
+    """triage/decisions/ imports cleanly and is in export's own form."""
+    shipped = TOP / "triage" / "decisions"
+    db = tmp_path / "seed.db"
+    res = refsweep("triage", "import", "--db", str(db), str(shipped))
+    assert res.returncode == 0, res.stderr
+    current = triage_db.current_decisions(triage_db.connect(db))
+    assert current["struct percpu_ref_data.count"].verdict == "wraps"
+    for key in ("net/ipv4/route.c:ip_idents", "struct netns_ipv4.rt_genid",
+                "struct net.fnhe_genid", "struct netns_ipv4.dev_addr_genid"):
+        assert current[key].verdict in triage_db.WRAP_SAFE
+    assert all(len(d.reason) > 80 for d in current.values())
+    out = tmp_path / "out"
+    refsweep("triage", "export", "--db", str(db), "--out", str(out))
+    for f in shipped.glob("*.txt"):
+        assert (out / f.name).read_bytes() == f.read_bytes(), f.name
