@@ -19,12 +19,14 @@ verdicts differ, that is a conflict: reported, kept in the ``conflicts``
 table, never applied, until ``triage set`` decides the key again.
 """
 
+import json
 import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from refsweep import triage_db
+from refsweep import fingerprint, triage_db
 from refsweep.triage_db import Decision, TriageError
 
 HEADER = ("# refsweep triage decisions (bin/refsweep triage export); one per "
@@ -35,6 +37,9 @@ FIELDS = 6
 _FP = re.compile(r"[0-9a-f]{16}")
 _DATE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 _AREA = re.compile(r"[A-Za-z0-9_.+-]+")
+# What each decided fingerprint covered, so that a database made by import
+# can still show a stale decision's old evidence.  One JSON object a line.
+EVIDENCE_FILE = "evidence.jsonl"
 
 
 @dataclass
@@ -76,12 +81,58 @@ def export(conn: sqlite3.Connection, out_dir: Path) -> dict[str, int]:
     for old in out_dir.glob("*.txt"):
         if old.stem not in texts and _is_decision_file(old):
             old.unlink()
-    for area, text in texts.items():
-        path = out_dir / f"{area}.txt"
-        tmp = path.with_suffix(".txt.tmp")
+    texts = {f"{area}.txt": text for area, text in texts.items()}
+    evidence = render_evidence(conn)
+    if evidence:
+        texts[EVIDENCE_FILE] = evidence
+    elif (out_dir / EVIDENCE_FILE).exists():
+        (out_dir / EVIDENCE_FILE).unlink()
+    for name, text in texts.items():
+        path = out_dir / name
+        tmp = path.with_name(name + ".tmp")
         tmp.write_text(text, encoding="utf-8")
         tmp.replace(path)
-    return {a: t.count("\n") - HEADER.count("\n") for a, t in texts.items()}
+    return {n[:-4]: t.count("\n") - HEADER.count("\n")
+            for n, t in texts.items() if n.endswith(".txt")}
+
+
+def render_evidence(conn: sqlite3.Connection) -> str:
+    """The evidence summaries of every decided fingerprint, sorted."""
+    lines = []
+    for fp in sorted({d.fingerprint for d in triage_db.history(conn)}):
+        summary = triage_db.summary_of(conn, fp)
+        if summary is not None:
+            lines.append(json.dumps({"fingerprint": fp, **summary},
+                                    sort_keys=True, ensure_ascii=False))
+    return "".join(line + "\n" for line in lines)
+
+
+def parse_evidence(path: Path) -> dict[str, dict[str, Any]]:
+    """Fingerprint -> summary from an evidence file; each line checked."""
+    out = {}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise TriageError(f"{path}: cannot read: {e}") from e
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{path}:{lineno}"
+        try:
+            obj = json.loads(line)
+            fp = obj.pop("fingerprint")
+            ok = isinstance(obj.get("decls"), list) and \
+                isinstance(obj.get("ops"), list) and "type" in obj
+        except (ValueError, AttributeError, KeyError):
+            ok = False
+        if not ok:
+            raise TriageError(f"{where}: expected a JSON object with "
+                              "fingerprint, type, decls and ops")
+        if fingerprint.of_summary(obj) != fp:
+            raise TriageError(f"{where}: fingerprint {fp} does not match "
+                              "the evidence on the line")
+        out[fp] = obj
+    return out
 
 
 def _is_decision_file(path: Path) -> bool:
@@ -135,11 +186,14 @@ def parse_file(path: Path) -> list[tuple[Decision, str]]:
 
 
 def decision_files(paths: list[Path]) -> list[Path]:
-    """PATHS with directories replaced by their ``*.txt`` files, sorted."""
+    """PATHS with directories replaced by their ``*.txt`` files (and
+    evidence file), sorted."""
     out = []
     for p in paths:
         if p.is_dir():
             out.extend(sorted(p.glob("*.txt")))
+            if (p / EVIDENCE_FILE).is_file():
+                out.append(p / EVIDENCE_FILE)
         elif p.is_file():
             out.append(p)
         else:
@@ -189,11 +243,19 @@ def import_paths(conn: sqlite3.Connection, paths: list[Path]
                  ) -> ImportResult:
     """Merge the decision files at PATHS into CONN in one transaction."""
     incoming: dict[str, list[tuple[Decision, str]]] = {}
+    evidence: dict[str, dict[str, Any]] = {}
     for path in decision_files(paths):
+        if path.name == EVIDENCE_FILE:
+            evidence.update(parse_evidence(path))
+            continue
         for d, where in parse_file(path):
             incoming.setdefault(d.key, []).append((d, where))
     result = ImportResult()
     with triage_db.transaction(conn):
+        conn.executemany(
+            "INSERT OR IGNORE INTO evidence (fingerprint, summary) "
+            "VALUES (?, ?)", [(fp, json.dumps(s, sort_keys=True))
+                              for fp, s in sorted(evidence.items())])
         histories: dict[str, list[Decision]] = {}
         for d in triage_db.history(conn):
             histories.setdefault(d.key, []).append(d)

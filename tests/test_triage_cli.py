@@ -67,9 +67,15 @@ def test_export_import_round_trips(db: Path, tmp_path: Path) -> None:
     second = tmp_path / "second"
     refsweep("triage", "export", "--db", str(empty), "--out", str(second))
     cmp = filecmp.dircmp(first, second)
-    assert cmp.left_list == cmp.right_list == ["include-linux.txt"]
-    assert (first / "include-linux.txt").read_bytes() == \
-        (second / "include-linux.txt").read_bytes()
+    assert cmp.left_list == cmp.right_list == ["evidence.jsonl",
+                                               "include-linux.txt"]
+    for name in cmp.left_list:
+        assert (first / name).read_bytes() == (second / name).read_bytes()
+    # The imported database can show what a decision was based on.
+    conn = triage_db.connect(empty)
+    fp = triage_db.current_decisions(conn)["struct tri.f1"].fingerprint
+    assert triage_db.summary_of(conn, fp) == \
+        triage_db.summary_of(triage_db.connect(db), fp)
     a = [d.same(b) for d, b in zip(
         triage_db.history(triage_db.connect(db)),
         triage_db.history(triage_db.connect(empty)))]
@@ -115,6 +121,15 @@ def test_malformed_import_names_file_and_line(db: Path,
         _one_line_error(res, f"{d / 'b.txt'}:4:")
         # The good file was not imported either: one transaction.
         assert triage_db.history(triage_db.connect(db)) == before
+    # An evidence line that does not hash to its fingerprint.
+    d = tmp_path / "evidence"
+    d.mkdir()
+    (d / "a.txt").write_text(triage_text.HEADER + good)
+    (d / "evidence.jsonl").write_text(
+        '{"decls": [], "fingerprint": "0000000000000001", "ops": [], '
+        '"type": "atomic_t"}\n')
+    _one_line_error(refsweep("triage", "import", "--db", str(db), str(d)),
+                    f"{d / 'evidence.jsonl'}:1:", "does not match")
 
 
 def test_newer_schema_is_one_line_error(db: Path) -> None:
@@ -284,5 +299,6 @@ def test_shipped_decisions(tmp_path: Path) -> None:
     assert all(len(d.reason) > 80 for d in current.values())
     out = tmp_path / "out"
     refsweep("triage", "export", "--db", str(db), "--out", str(out))
-    for f in shipped.glob("*.txt"):
+    assert (shipped / "evidence.jsonl").is_file()
+    for f in [*shipped.glob("*.txt"), shipped / "evidence.jsonl"]:
         assert (out / f.name).read_bytes() == f.read_bytes(), f.name
