@@ -228,3 +228,31 @@ def test_classify_output_from_file(tmp_path: Path) -> None:
     out = triage_db.apply(path, [record(0), record(1)], tree)
     assert [(r["final"], r["source"]) for r in out] == \
         [("id", "human"), ("usage", "machine")]
+
+
+def test_migration_upgrades_an_older_database(tmp_path: Path) -> None:
+    """A database made at version 1 gets a later migration, once."""
+    path = tmp_path / "old.db"
+    conn = triage_db.connect(path)
+    triage_db.record_scan(conn, make_tree(tmp_path / "tree", 2), [record(0)])
+    triage_db.decide(conn, "struct tri.f0", "usage", "waits", REVIEWER)
+    conn.close()
+    schema = tmp_path / "schema"
+    schema.mkdir()
+    for f in triage_db.migrations():
+        (schema / f.name).write_text(f.read_text())
+    n = len(triage_db.migrations()) + 1
+    (schema / f"{n:04d}-note.sql").write_text(
+        "-- a later schema\nALTER TABLE decisions ADD COLUMN note TEXT;\n")
+    raw = sqlite3.connect(str(path), isolation_level=None)
+    assert triage_db.migrate(raw, str(path), schema) == n
+    assert triage_db.migrate(raw, str(path), schema) == n
+    assert triage_db.schema_version(raw) == n
+    cols = [r[1] for r in raw.execute("PRAGMA table_info(decisions)")]
+    assert "note" in cols
+    assert raw.execute("SELECT reason FROM decisions").fetchall() == \
+        [("waits",)]
+    # This refsweep does not know version n: refused, not downgraded.
+    raw.close()
+    with pytest.raises(triage_db.TriageError, match=f"version {n} is newer"):
+        triage_db.connect(path)
