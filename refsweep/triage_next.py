@@ -52,6 +52,7 @@ def _read_key(inp: TextIO, out: TextIO) -> Optional[str]:
     line = inp.readline()
     if not line:
         return None
+    out.write(line.strip() + "\n")     # echoed, so a transcript reads well
     return line.strip()[:1].lower()
 
 
@@ -62,6 +63,8 @@ def _read_reason(inp: TextIO, out: TextIO) -> Optional[str]:
         line = inp.readline()
         if not line:
             return None
+        if not inp.isatty():
+            out.write(line.strip() + "\n")
         if line.strip():
             return line.strip()
         out.write("a decision needs a reason\n")
