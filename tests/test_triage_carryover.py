@@ -159,3 +159,37 @@ def test_carry_over_from_6_12_to_6_1(trees: dict[str, Path],
     assert final["kernel/audit.c:audit_lost"]["reviewer"] == REVIEWER
     assert final["struct rq.nr_iowait"]["source"] == "stale"
     assert final["struct rq.nr_iowait"]["decision"] == "usage"
+
+
+def test_classify_with_triage_adds_final_verdicts(tmp_path: Path) -> None:
+    """classify --triage, then the work dir's triage.db by default."""
+    src = TRIAGE_FIXTURES / "v1/widget.c"
+    tree_dir = make_tree(tmp_path / "v1", {"drivers/widget/widget.c":
+                                           src.read_text(encoding="utf-8")})
+    work = Path(os.environ["REFSWEEP_WORK"])
+    db = work / "triage.db"
+    assert not db.exists()
+    out = tmp_path / "v.jsonl"
+
+    def classify(*extra: str) -> dict[str, dict[str, object]]:
+        res = refsweep("classify", "--tree", str(tree_dir), "--json",
+                       str(out), "--jobs", "1", *extra)
+        assert res.returncode == 0, res.stderr
+        return {r["key"]: r for r in map(json.loads, open(
+            out, encoding="utf-8"))}
+
+    plain = classify()
+    assert "final" not in plain["struct widget.users"]
+    first = classify("--triage", str(db))
+    assert {r["source"] for r in first.values()} == {"machine"}
+    assert all(r["final"] == r["verdict"] for r in first.values())
+    res = refsweep("triage", "set", "struct widget.rx_packets", "statistic",
+                   "--reason", "only printed by widget_show()",
+                   "--reviewer", REVIEWER)
+    assert res.returncode == 0, res.stderr
+    second = classify()                  # the default database exists now
+    rx = second["struct widget.rx_packets"]
+    assert (rx["final"], rx["source"], rx["reviewer"], rx["reason"]) == \
+        ("statistic", "human", REVIEWER, "only printed by widget_show()")
+    assert rx["decided_at"].endswith("Z")
+    assert second["struct widget.users"]["source"] == "machine"
