@@ -397,28 +397,51 @@ def open_conflicts(conn: sqlite3.Connection,
 
 # -- final verdicts -------------------------------------------------------
 
-def final_of(machine_verdict: str, fp: str, decision: Optional[Decision]
-             ) -> tuple[str, str]:
+def disputed(conn: sqlite3.Connection) -> set[str]:
+    """Keys whose open import conflicts pit checked against wrap-safe.
+
+    Until someone decides again, such a key is uncertain, and uncertain
+    stays checked (see ``final_of``).
+    """
+    current = current_decisions(conn)
+    verdicts: dict[str, set[str]] = {}
+    for c in open_conflicts(conn):
+        verdicts.setdefault(c["key"], set()).add(c["verdict"])
+    out = set()
+    for key, vs in verdicts.items():
+        if key in current:
+            vs.add(current[key].verdict)
+        if vs & set(CHECKED) and vs & set(WRAP_SAFE):
+            out.add(key)
+    return out
+
+
+def final_of(machine_verdict: str, fp: str, decision: Optional[Decision],
+             is_disputed: bool = False) -> tuple[str, str]:
     """(final, source) of a variable with MACHINE_VERDICT and evidence FP.
 
     A decision holds while its fingerprint matches.  A stale one gives way
     to the machine verdict, except that a variable a human called checked
     never becomes wrap-safe on the machine's word alone: it is ``unknown``
-    (checked) until someone confirms.
+    (checked) until someone confirms.  Likewise a decision disputed by an
+    open import conflict (IS_DISPUTED) never makes a variable wrap-safe.
     """
     if decision is None:
         return machine_verdict, "machine"
     if decision.fingerprint == fp:
+        if is_disputed and decision.verdict in WRAP_SAFE:
+            return "unknown", "human"
         return decision.verdict, "human"
-    if decision.verdict in CHECKED and machine_verdict in WRAP_SAFE:
+    if (decision.verdict in CHECKED or is_disputed) and \
+            machine_verdict in WRAP_SAFE:
         return "unknown", "stale"
     return machine_verdict, "stale"
 
 
-def annotate(record: dict[str, Any], fp: str,
-             decision: Optional[Decision]) -> dict[str, Any]:
+def annotate(record: dict[str, Any], fp: str, decision: Optional[Decision],
+             is_disputed: bool = False) -> dict[str, Any]:
     """RECORD with the triage fields (documented in triage.rst)."""
-    final, source = final_of(record["verdict"], fp, decision)
+    final, source = final_of(record["verdict"], fp, decision, is_disputed)
     out = dict(record)
     out.update(final=final, source=source, fingerprint=fp,
                reviewer=decision.reviewer if decision else None,
@@ -431,8 +454,10 @@ def annotate(record: dict[str, Any], fp: str,
 def apply_records(conn: sqlite3.Connection, records: list[dict[str, Any]],
                   tree: Optional[Path]) -> list[dict[str, Any]]:
     decisions = current_decisions(conn)
+    disputes = disputed(conn)
     return [annotate(rec, fingerprint.fingerprint(rec, tree),
-                     decisions.get(rec["key"])) for rec in records]
+                     decisions.get(rec["key"]), rec["key"] in disputes)
+            for rec in records]
 
 
 def apply(db_path: Path, records: list[dict[str, Any]],
@@ -461,11 +486,13 @@ class Entry:
 def entries(conn: sqlite3.Connection, scan: Scan) -> list[Entry]:
     """Every variable of SCAN with its final verdict, then the gone ones."""
     decisions = current_decisions(conn)
+    disputes = disputed(conn)
     records = machine_records(conn, scan.id)
     out = []
     for key, rec in records.items():
         d = decisions.get(key)
-        final, source = final_of(rec["verdict"], rec["fingerprint"], d)
+        final, source = final_of(rec["verdict"], rec["fingerprint"], d,
+                                 key in disputes)
         out.append(Entry(key, rec, d, final, source))
     for key, d in decisions.items():
         if key not in records:

@@ -166,6 +166,11 @@ def test_conflicting_imports_are_reported(db: Path, tmp_path: Path) -> None:
         "refcount"
     listed = refsweep("triage", "list", "--conflicts", "--db", str(db))
     assert "struct tri.f2" in listed.stdout
+    # Refcount against statistic is uncertain: stays checked either way.
+    scan = triage_db.current_scan(conn)
+    f2 = [e for e in triage_db.entries(conn, scan)
+          if e.key == "struct tri.f2"][0]
+    assert (f2.final, f2.source) == ("refcount", "human")
     # A history that contains the database's is a fast-forward.
     both = tmp_path / "both"
     both.mkdir()
@@ -178,9 +183,26 @@ def test_conflicting_imports_are_reported(db: Path, tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr
     assert triage_db.current_decisions(conn)["struct tri.f2"].verdict == \
         "usage"
+    # Where the database's side is the wrap-safe one, the key is unknown
+    # (checked) until decided again.
+    fp3 = triage_db.latest_machine(conn, "struct tri.f3")
+    assert fp3 is not None
+    for name, v, m in (("erin", "statistic", 1), ("frank", "refcount", 2)):
+        d = tmp_path / name
+        d.mkdir()
+        (d / "include-linux.txt").write_text(
+            triage_text.HEADER + line.format(v=v, fp=fp3[0], m=m, r=name,
+                                             why="read it").replace(
+                                                 "tri.f2", "tri.f3"))
+        refsweep("triage", "import", "--db", str(db), str(d))
+    f3 = [e for e in triage_db.entries(conn, scan)
+          if e.key == "struct tri.f3"][0]
+    assert (f3.decision.verdict if f3.decision else None) == "statistic"
+    assert (f3.final, f3.source) == ("unknown", "human")
     # A new decision resolves the open conflict.
     _set(db, "struct tri.f2", "refcount", "read it again: frees")
-    assert triage_db.open_conflicts(conn) == []
+    assert [c["key"] for c in triage_db.open_conflicts(conn)] == \
+        ["struct tri.f3"]
 
 
 def test_reviewer_defaults_to_git_identity(db: Path, tmp_path: Path) -> None:
