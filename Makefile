@@ -44,7 +44,7 @@ pytest:
 
 mypy:
 	mypy --python-executable $(PYTHON) --strict --ignore-missing-imports \
-		refsweep bench/verdicts.py bench/labelled.py \
+		refsweep bench/verdicts.py bench/labelled.py bench/carryover.py \
 		bench/upstream_refcounts.py bench/sample_atomics.py
 
 # Both series (atomic, sanitize) on both trees: one UML build per tree.

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Optional
 
 from refsweep import classify, resolve, scan, setup, spatch, summary, tree
-from refsweep import workdir
+from refsweep import triage_cli, triage_db, workdir
 
 
 def _default_scan_path(tree_dir: Path) -> Path:
@@ -164,6 +164,11 @@ def cmd_classify(args: argparse.Namespace) -> int:
     text, files = classify_scan(args.tree, scans, Path(args.json),
                                 Path(args.list) if args.list else None)
     print(text)
+    # Human decisions: --triage DB, or the work dir's database if present.
+    db = Path(args.triage) if args.triage else triage_db.default_path()
+    if args.triage or db.is_file():
+        counts = triage_cli.annotate_file(db, args.tree, Path(args.json))
+        print(triage_cli.counts_line(counts) + f" ({db})")
     print(f"verdicts: {args.json}")
     return _strict_status(args.strict, files)
 
@@ -250,6 +255,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--strict", action="store_true",
                    help=f"exit {EXIT_PARSE_FAILURES} if any file failed to "
                         "parse, even partly")
+    s.add_argument("--triage", metavar="DB", help="record the verdicts in "
+                   "this triage database and add the final verdicts "
+                   "(default $REFSWEEP_WORK/triage.db when it exists)")
     s.set_defaults(func=cmd_classify)
 
     s = sub.add_parser("list", help="print verdicts as 'PATH:LINE: verdict "
@@ -258,6 +266,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--verdict", action="append",
                    help="only this verdict (repeatable)")
     s.set_defaults(func=cmd_list)
+
+    triage_cli.add_parser(sub)
 
     s = sub.add_parser("run", help="the main job on the default tree")
     s.add_argument("source", nargs="?", default="6.12")
@@ -278,7 +288,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         code: int = args.func(args)
         return code
     except (tree.TreeError, scan.ScanError, spatch.SpatchError,
-            resolve.ResolveError) as e:
+            resolve.ResolveError, triage_db.TriageError) as e:
         print(f"refsweep: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
