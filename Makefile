@@ -14,7 +14,8 @@ TREE     ?= $(WORK)/trees/linux-6.12
 
 .PHONY: all run setup tree test pytest mypy core-test bench \
 	bench-deconverted bench-labelled bench-speed core-bench \
-	core-test-x86_64 core-build-x86_64 core-lkdtm-x86_64 clean
+	core-test-x86_64 core-build-x86_64 core-lkdtm-x86_64 clean \
+	core-workload core-workload-short
 
 all: run
 
@@ -28,14 +29,15 @@ tree: setup
 	$(REFSWEEP) tree 6.12
 
 test: setup
-	$(MAKE) core-test mypy pytest
+	$(MAKE) core-test core-workload-short mypy pytest
 
 pytest:
 	$(PYTHON) -m pytest -q tests
 
 mypy:
 	mypy --python-executable $(PYTHON) --strict --ignore-missing-imports \
-		refsweep bench/verdicts.py bench/labelled.py
+		refsweep bench/verdicts.py bench/labelled.py \
+		core-patch/workload/summarize
 
 core-test: tree
 	core-patch/run-tests $(TREE)
@@ -78,3 +80,20 @@ core-build-x86_64: tree
 
 core-lkdtm-x86_64:
 	core-patch/lkdtm-x86_64
+
+# A kernel with the series, CONFIG_HARDENED_ATOMIC=y (hardened_atomic=warn)
+# and slab sanitization, booted under qemu (x86-64, 2 CPUs) with a userland
+# workload; counts overflow reports, hangs and oopses.  core-workload: 10
+# minutes of workload on each tree of WORKLOAD_TREES (a build each);
+# core-workload-short: one round of every phase, part of `make test`.
+# WORKLOAD_ARGS passes more options (--series DIR, --extra DIR, ...).
+WORKLOAD_TREES ?= $(TREE)
+WORKLOAD_ARGS ?=
+core-workload: tree
+	@status=0; for t in $(WORKLOAD_TREES); do \
+		core-patch/workload/run --duration 600 $(WORKLOAD_ARGS) $$t || status=1; \
+	done; exit $$status
+
+core-workload-short: tree
+	core-patch/workload/run --duration 1 --slice 5 --grace 60 \
+		$(WORKLOAD_ARGS) $(TREE)
