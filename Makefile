@@ -11,11 +11,16 @@ REFSWEEP := bin/refsweep
 JOBS     ?= $(shell nproc)
 WORK     ?= work
 TREE     ?= $(WORK)/trees/linux-6.12
+# core-patch: the series for the newest tree are primary, 6.12 is the LTS
+# backport; the single-tree core-* targets take CORE_TREE (default: the
+# newest tree, printed by "refsweep tree next").
+CORE_TREE ?= $$($(REFSWEEP) tree next)
+CORE_LTS  ?= $$($(REFSWEEP) tree 6.12)
 
 .PHONY: all run setup tree test pytest mypy core-test bench \
 	bench-deconverted bench-labelled bench-speed core-bench \
-	core-test-x86_64 core-build-x86_64 core-lkdtm-x86_64 clean \
-	core-workload core-workload-short
+	core-test-x86_64 core-build-x86_64 core-lkdtm-x86_64 core-bloat-x86_64 \
+	core-workload core-workload-short clean
 
 all: run
 
@@ -39,8 +44,10 @@ mypy:
 		refsweep bench/verdicts.py bench/labelled.py \
 		core-patch/workload/summarize
 
-core-test: tree
-	core-patch/run-tests $(TREE)
+# Both series (atomic, sanitize) on both trees: one UML build per tree.
+core-test: setup
+	core-patch/run-tests "$(CORE_TREE)"
+	core-patch/run-tests "$(CORE_LTS)"
 
 bench: bench-deconverted bench-labelled bench-speed
 
@@ -58,8 +65,8 @@ bench-speed: tree
 clean:
 	rm -rf $(WORK)/cache $(WORK)/scans $(WORK)/verdicts $(WORK)/tmp
 
-core-bench: tree
-	MIN_TESTS=1 core-patch/run-tests $(TREE) \
+core-bench: setup
+	MIN_TESTS=1 core-patch/run-tests "$(CORE_TREE)" \
 		core-patch/kunitconfig/atomic-bench.kunitconfig \
 		core-patch/kunitconfig/sanitize-bench.kunitconfig
 
@@ -67,33 +74,38 @@ core-bench: tree
 # KFENCE; the full x86_64 defconfig build, to run whenever the series
 # changes; LKDTM from a user shell in that kernel.  Both too slow or too
 # machine-dependent for every CI run; results go in core-patch/README.rst.
-core-test-x86_64: tree
-	KUNIT_ARCH=x86_64 core-patch/run-tests $(TREE) \
+core-test-x86_64: setup
+	KUNIT_ARCH=x86_64 core-patch/run-tests "$(CORE_TREE)" \
 		core-patch/kunitconfig/atomic.kunitconfig \
 		core-patch/kunitconfig/sanitize.kunitconfig \
 		core-patch/kunitconfig/atomic-bench.kunitconfig \
 		core-patch/kunitconfig/sanitize-bench.kunitconfig \
 		core-patch/kunitconfig/x86_64.kunitconfig
 
-core-build-x86_64: tree
-	core-patch/build-x86_64 $(TREE)
+core-build-x86_64: setup
+	core-patch/build-x86_64 "$(CORE_TREE)"
 
-core-lkdtm-x86_64:
-	core-patch/lkdtm-x86_64
+core-lkdtm-x86_64: setup
+	core-patch/lkdtm-x86_64 "$(CORE_TREE)"
+
+# Code size with and without CONFIG_HARDENED_ATOMIC (two defconfig builds).
+core-bloat-x86_64: setup
+	nice core-patch/bloat-x86_64 "$(CORE_TREE)"
 
 # A kernel with the series, CONFIG_HARDENED_ATOMIC=y (hardened_atomic=warn)
 # and slab sanitization, booted under qemu (x86-64, 2 CPUs) with a userland
 # workload; counts overflow reports, hangs and oopses.  core-workload: 10
-# minutes of workload on each tree of WORKLOAD_TREES (a build each);
-# core-workload-short: one round of every phase, part of `make test`.
-# WORKLOAD_ARGS passes more options (--series DIR, --extra DIR, ...).
-WORKLOAD_TREES ?= $(TREE)
+# minutes of workload on the newest tree and on 6.12 (a build each);
+# core-workload-short: one round of every phase on CORE_TREE, part of
+# `make test`.  WORKLOAD_ARGS passes more options (--series DIR, --extra
+# DIR, --duration S, ...: core-patch/workload/run).
 WORKLOAD_ARGS ?=
-core-workload: tree
-	@status=0; for t in $(WORKLOAD_TREES); do \
-		core-patch/workload/run --duration 600 $(WORKLOAD_ARGS) $$t || status=1; \
+core-workload: setup
+	@status=0; for t in "$(CORE_TREE)" "$(CORE_LTS)"; do \
+		core-patch/workload/run --duration 600 $(WORKLOAD_ARGS) "$$t" || \
+			status=1; \
 	done; exit $$status
 
-core-workload-short: tree
+core-workload-short: setup
 	core-patch/workload/run --duration 1 --slice 5 --grace 60 \
-		$(WORKLOAD_ARGS) $(TREE)
+		$(WORKLOAD_ARGS) "$(CORE_TREE)"

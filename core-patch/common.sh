@@ -7,6 +7,69 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(dirname "$here")
 work=${REFSWEEP_WORK:-$top/work}
 jobs=${JOBS:-$(nproc)}
+# ccache when installed: the kernel builds of both trees and both
+# configurations share most objects between runs.
+if [ -z "${KCC:-}" ]; then
+	KCC=gcc
+	command -v ccache > /dev/null && KCC="ccache gcc"
+fi
+
+# kernel_tree ARG: ARG as an absolute path if it is a kernel tree (an
+# empty ARG is what a failed "refsweep tree next" leaves in the Makefile).
+kernel_tree() {
+	[ -n "$1" ] && [ -f "$1/Makefile" ] || {
+		echo "core-patch: '$1' is not a kernel tree (bin/refsweep tree prepares one)" >&2
+		return 2
+	}
+	(cd "$1" && pwd)
+}
+
+# tree_version TREE: "X.Y" from TREE's top Makefile (7.2, 6.12): the name
+# of the series directories written for that tree.
+tree_version() {
+	_v=$(sed -n 's/^VERSION = //p' "$1/Makefile")
+	_p=$(sed -n 's/^PATCHLEVEL = //p' "$1/Makefile")
+	[ -n "$_v" ] && [ -n "$_p" ] || {
+		echo "core-patch: $1 is not a kernel tree (no VERSION in Makefile)" >&2
+		return 2
+	}
+	echo "$_v.$_p"
+}
+
+# series_dirs TREE: the series written for TREE's version, one directory
+# a line, core-patch/FAMILY/X.Y (atomic before sanitize: the sanitize
+# series is written on top of the atomics series).
+series_dirs() {
+	_ver=$(tree_version "$1") || return 2
+	_found=""
+	for _d in "$here"/atomic/"$_ver" "$here"/sanitize/"$_ver"; do
+		[ -f "$_d/series" ] && echo "$_d" && _found=1
+	done
+	[ -n "$_found" ] || {
+		echo "core-patch: no series for Linux $_ver (core-patch/*/$_ver/series)" >&2
+		return 2
+	}
+}
+
+# check_series_dir DIR: DIR has a "series" file naming patches that exist.
+check_series_dir() {
+	[ -f "$1/series" ] || {
+		echo "core-patch: $1 is not a series directory (no $1/series)" >&2
+		return 2
+	}
+	while read -r _patch; do
+		case $_patch in ''|'#'*) continue ;; esac
+		[ -f "$1/$_patch" ] || {
+			echo "core-patch: $1/series names $_patch, which does not exist" >&2
+			return 2
+		}
+	done < "$1/series"
+}
+
+# series_family DIR: "atomic" for core-patch/atomic/7.2
+series_family() {
+	basename "$(dirname "$(cd "$1" && pwd)")"
+}
 
 # base_commit TREE: the prepared tree's root commit, the series' base.
 base_commit() {

@@ -2,8 +2,8 @@
 """core-patch scripts: wrong arguments fail at once, naming the problem.
 
 The runs themselves (git am, UML KUnit) are `make core-test`, part of
-`make test`; these check only that a bad option is refused before any
-slow step, with exit status 2.
+`make test`; these check only that a bad argument is refused before any
+slow step, with exit status 2, and which series a tree gets.
 """
 
 import os
@@ -21,18 +21,84 @@ def run(script: str, *args: str, env: dict[str, str] | None = None,
                           capture_output=True, text=True, timeout=60)
 
 
+def fake_tree(tmp_path: Path, version: str, patchlevel: str) -> Path:
+    """A directory that looks like a kernel tree to the scripts."""
+    tree = tmp_path / f"linux-{version}.{patchlevel}"
+    tree.mkdir()
+    (tree / "Makefile").write_text(
+        f"# SPDX-License-Identifier: GPL-2.0\nVERSION = {version}\n"
+        f"PATCHLEVEL = {patchlevel}\nSUBLEVEL = 0\n")
+    return tree
+
+
+def series_dirs(tree: Path) -> subprocess.CompletedProcess[str]:
+    """Run common.sh's series_dirs on TREE."""
+    script = f'. "{CORE}/common.sh"; series_dirs "$1"'
+    return subprocess.run(["sh", "-c", script, str(CORE / "apply-series"),
+                           str(tree)],
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_each_tree_gets_its_own_series_atomic_first(tmp_path: Path) -> None:
+    for version, patchlevel in (("7", "2"), ("6", "12")):
+        res = series_dirs(fake_tree(tmp_path, version, patchlevel))
+        assert res.returncode == 0, res.stderr
+        want = [str(CORE / family / f"{version}.{patchlevel}")
+                for family in ("atomic", "sanitize")
+                if (CORE / family / f"{version}.{patchlevel}" /
+                    "series").is_file()]
+        assert res.stdout.split() == want
+        assert want[0].endswith(f"atomic/{version}.{patchlevel}")
+
+
+def test_a_tree_without_series_is_refused(tmp_path: Path) -> None:
+    res = series_dirs(fake_tree(tmp_path, "2", "6"))
+    assert res.returncode == 2
+    assert "no series for Linux 2.6" in res.stderr
+
+
+def test_every_series_names_existing_patches() -> None:
+    found = sorted(CORE.glob("*/*/series"))
+    assert found, "no core-patch/FAMILY/X.Y/series"
+    for series in found:
+        names = [line for line in series.read_text().splitlines()
+                 if line and not line.startswith("#")]
+        assert names, f"{series} is empty"
+        for name in names:
+            assert (series.parent / name).is_file(), f"{series}: {name}"
+
+
+def test_apply_series_refuses_a_directory_without_series(
+        tmp_path: Path) -> None:
+    tree = fake_tree(tmp_path, "7", "2")
+    res = run("apply-series", str(tree), str(tmp_path / "wt"),
+              str(tmp_path))
+    assert res.returncode == 2
+    assert f"{tmp_path} is not a series directory" in res.stderr
+    assert not (tmp_path / "wt").exists()
+
+
+def test_run_tests_refuses_an_empty_tree_argument(tmp_path: Path) -> None:
+    """What a failed `refsweep tree next` leaves on the command line."""
+    res = run("run-tests", "", env={"REFSWEEP_WORK": str(tmp_path)})
+    assert res.returncode == 2
+    assert "is not a kernel tree" in res.stderr
+
+
 def test_run_tests_refuses_a_missing_kunitconfig(tmp_path: Path) -> None:
-    res = run("run-tests", str(tmp_path), str(tmp_path / "nope.kunitconfig"),
+    tree = fake_tree(tmp_path, "7", "2")
+    res = run("run-tests", str(tree), str(tmp_path / "nope.kunitconfig"),
               env={"REFSWEEP_WORK": str(tmp_path / "work")})
     assert res.returncode == 2
     assert "no kunitconfig" in res.stderr
     assert "nope.kunitconfig" in res.stderr
-    assert not (tmp_path / "work" / "core-patch" / "tree").exists()
+    assert not (tmp_path / "work" / "core-patch").exists()
 
 
 def test_run_tests_refuses_an_unknown_accelerator(tmp_path: Path) -> None:
+    tree = fake_tree(tmp_path, "7", "2")
     cfg = CORE / "kunitconfig" / "atomic.kunitconfig"
-    res = run("run-tests", str(tmp_path), str(cfg),
+    res = run("run-tests", str(tree), str(cfg),
               env={"REFSWEEP_WORK": str(tmp_path / "work"),
                    "KUNIT_ARCH": "x86_64", "QEMU_ACCEL": "hvf"})
     assert res.returncode == 2
@@ -42,10 +108,11 @@ def test_run_tests_refuses_an_unknown_accelerator(tmp_path: Path) -> None:
 def test_run_tests_accepts_relative_kunitconfig_paths(tmp_path: Path) -> None:
     """A relative kunitconfig path is taken from the caller's directory.
 
-    An unknown QEMU_ACCEL stops the script right after the config check,
-    so reaching that error shows the relative path was accepted.
+    An unknown QEMU_ACCEL stops the script right after the argument
+    checks, so reaching that error shows the relative path was accepted.
     """
-    res = run("run-tests", str(tmp_path),
+    tree = fake_tree(tmp_path, "7", "2")
+    res = run("run-tests", str(tree),
               "core-patch/kunitconfig/atomic.kunitconfig",
               env={"REFSWEEP_WORK": str(tmp_path / "work"),
                    "QEMU_ACCEL": "hvf"})
@@ -55,6 +122,7 @@ def test_run_tests_accepts_relative_kunitconfig_paths(tmp_path: Path) -> None:
 
 
 def test_lkdtm_needs_a_built_kernel(tmp_path: Path) -> None:
-    res = run("lkdtm-x86_64", env={"REFSWEEP_WORK": str(tmp_path)})
+    tree = fake_tree(tmp_path, "7", "2")
+    res = run("lkdtm-x86_64", str(tree), env={"REFSWEEP_WORK": str(tmp_path)})
     assert res.returncode == 2
-    assert "run core-patch/build-x86_64 first" in res.stderr
+    assert f"run core-patch/build-x86_64 {tree} first" in res.stderr
