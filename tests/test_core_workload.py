@@ -211,6 +211,7 @@ def test_run_refuses_bad_arguments_before_any_work(tmp_path: Path) -> None:
         (["--duration", "ten", str(tree)], "whole seconds, not 'ten'"),
         (["--sanitize", "some", str(tree)], "off, fast or full, not some"),
         (["--series", str(tmp_path / "nope"), str(tree)], "no patch dir"),
+        (["--extra", str(tmp_path), str(tree)], "is not a series directory"),
         (["--frobnicate", str(tree)], "unknown option --frobnicate"),
         ([str(tmp_path / "nothere")], "no kernel tree at"),
     ]
