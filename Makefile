@@ -23,7 +23,8 @@ CORE_LTS  ?= $$($(REFSWEEP) tree 6.12)
 	bench-verdicts bench-deconverted bench-labelled bench-upstream \
 	bench-speed core-bench \
 	core-test-x86_64 core-build-x86_64 core-lkdtm-x86_64 core-bloat-x86_64 \
-	core-prove-tests clean
+	core-prove-tests \
+	core-workload core-workload-short clean
 
 all: run
 
@@ -37,7 +38,7 @@ tree: setup
 	$(REFSWEEP) tree 6.12
 
 test: setup
-	$(MAKE) core-test mypy pytest
+	$(MAKE) core-test core-workload-short mypy pytest
 
 pytest:
 	$(PYTHON) -m pytest -q tests
@@ -45,7 +46,8 @@ pytest:
 mypy:
 	mypy --python-executable $(PYTHON) --strict --ignore-missing-imports \
 		refsweep bench/verdicts.py bench/labelled.py bench/carryover.py \
-		bench/upstream_refcounts.py bench/sample_atomics.py
+		bench/upstream_refcounts.py bench/sample_atomics.py \
+		core-patch/workload/summarize
 
 # Both series (atomic, sanitize) on both trees: one UML build per tree.
 core-test: setup
@@ -116,3 +118,21 @@ core-prove-tests: setup
 # Code size with and without CONFIG_HARDENED_ATOMIC (two defconfig builds).
 core-bloat-x86_64: setup
 	nice core-patch/bloat-x86_64 "$(CORE_TREE)"
+
+# A kernel with the series, CONFIG_HARDENED_ATOMIC=y (hardened_atomic=warn)
+# and slab sanitization, booted under qemu (x86-64, 2 CPUs) with a userland
+# workload; counts overflow reports, hangs and oopses.  core-workload: 10
+# minutes of workload on the newest tree and on 6.12 (a build each);
+# core-workload-short: one round of every phase on CORE_TREE, part of
+# `make test`.  WORKLOAD_ARGS passes more options (--series DIR, --extra
+# DIR, --duration S, ...: core-patch/workload/run).
+WORKLOAD_ARGS ?=
+core-workload: setup
+	@status=0; for t in "$(CORE_TREE)" "$(CORE_LTS)"; do \
+		core-patch/workload/run --duration 600 $(WORKLOAD_ARGS) "$$t" || \
+			status=1; \
+	done; exit $$status
+
+core-workload-short: setup
+	core-patch/workload/run --duration 1 --slice 5 --grace 60 \
+		$(WORKLOAD_ARGS) "$(CORE_TREE)"
