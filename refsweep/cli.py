@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from refsweep import classify, resolve, scan, setup, spatch, summary, tree
+from refsweep import churn, classify, resolve, scan, setup, spatch, summary, tree
 from refsweep import workdir
 
 
@@ -175,6 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", help="verdicts (default in the work dir)")
     s.add_argument("--no-setup", action="store_true")
     s.set_defaults(func=cmd_run)
+
+    churn.add_parsers(sub, jobs, _tree_arg)  # convert, series, check
     return p
 
 
