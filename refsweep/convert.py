@@ -275,7 +275,7 @@ def counters_at(lines: list[str], line: int, op: str) -> list[str]:
 
 def _names_var(counter: str, name: str) -> bool:
     m = re.search(r"(\w+)(?:\[[^]]*\])*\)*$", counter)
-    return bool(m) and m.group(1) == name
+    return m is not None and m.group(1) == name
 
 
 def build_plan(tree: Path, records: list[Record], convert: list[Group],

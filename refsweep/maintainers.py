@@ -134,17 +134,20 @@ def _history_prefix(tree: Path, files: list[str]) -> Optional[str]:
     return prefix if n * 3 >= len(subjects) else None
 
 
+def _stem(name: str) -> str:
+    return re.sub(r"\.[ch]$", "", name)
+
+
 def _path_prefix(path: str) -> str:
     """The kernel's usual subject prefix for PATH, without history."""
     parts = path.split("/")
-    stem = lambda p: re.sub(r"\.[ch]$", "", p)  # noqa: E731
     if parts[0] == "drivers" and len(parts) > 2:
         sub = parts[1]
-        leaf = parts[2] if len(parts) > 3 else stem(parts[2])
+        leaf = parts[2] if len(parts) > 3 else _stem(parts[2])
         if sub == "net" and parts[2] == "ethernet" and len(parts) > 4:
             return f"net: {parts[4] if len(parts) > 5 else parts[3]}: "
         if sub == "gpu" and parts[2] == "drm" and len(parts) > 3:
-            return f"drm/{parts[3] if len(parts) > 4 else stem(parts[3])}: "
+            return f"drm/{parts[3] if len(parts) > 4 else _stem(parts[3])}: "
         return f"{sub}: {leaf}: "
     if parts[0] == "net" and len(parts) > 2:
         return f"net: {parts[1]}: "
@@ -158,8 +161,8 @@ def _path_prefix(path: str) -> str:
         return f"{parts[1]}: " if parts[0] == "kernel" else \
             f"{parts[0]}: {parts[1]}: "
     if parts[0] == "include" and len(parts) > 2:
-        return f"{stem(parts[-1])}: "
-    return f"{stem(parts[0]) if len(parts) == 1 else parts[0]}: "
+        return f"{_stem(parts[-1])}: "
+    return f"{_stem(parts[0]) if len(parts) == 1 else parts[0]}: "
 
 
 def subject_prefix(tree: Path, files: list[str]) -> str:
