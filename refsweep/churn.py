@@ -65,7 +65,8 @@ def print_summary(summary: dict[str, Any], elapsed: float,
         f"patches in {elapsed:.0f}s")
     out(f"  branches: {split.BRANCH}/*  whole churn: "
         f"{summary['all_branch']['branch']} "
-        f"({len(summary['all_branch']['conflicts'])} sections conflicted)")
+        f"({len(summary['all_branch']['differs'])} files differ from the "
+        "one-pass conversion)")
     nvars = sum(len(b["keys"]) for b in blocked)
     out(f"  left unconverted: {len(blocked)} groups ({nvars} variables) "
         "that had a candidate member:")

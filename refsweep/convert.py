@@ -113,6 +113,7 @@ class Plan(NamedTuple):
     decl_sites: dict[str, list[tuple[str, int]]]    # key -> (file, line)
     op_sites: dict[str, list[tuple[str, int, str]]]  # key -> (f, l, op)
     params: dict[str, list[tuple[str, str]]]         # key -> (fn, param)
+    group_files: dict[str, list[str]]                # gid -> files
 
 
 def split_at(at: str) -> tuple[str, int]:
@@ -294,6 +295,7 @@ def build_plan(tree: Path, records: list[Record], convert: list[Group],
     key_params: dict[str, list[tuple[str, str]]] = {}
     blocked: list[Group] = []
     kept: list[Group] = []
+    group_files: dict[str, list[str]] = {}
     for g in convert:
         why: list[str] = []
         g_members, g_vars, g_ops, g_params = set(), set(), set(), set()
@@ -344,6 +346,7 @@ def build_plan(tree: Path, records: list[Record], convert: list[Group],
             blocked.append(Group(g.gid, g.keys, why))
             continue
         kept.append(g)
+        group_files[g.gid] = sorted(g_files)
         members |= g_members
         for path, fn, name in g_vars:
             variables.setdefault(path, set()).add((fn, name))
@@ -367,22 +370,49 @@ def build_plan(tree: Path, records: list[Record], convert: list[Group],
         "init_names": target.init_names,
     }
     return Plan(cocci, sorted(files), decl_sites, op_sites,
-                {k: key_params.get(k, []) for g in kept for k in g.keys}
-                ), blocked
+                {k: key_params.get(k, []) for g in kept for k in g.keys},
+                group_files), blocked
+
+
+def restrict(plan: Plan, keys: set[str], target: Target) -> dict[str, Any]:
+    """The cocci plan of PLAN limited to the variables KEYS (and their
+    helpers): for rewriting a file one section at a time."""
+    members = [m for m in plan.cocci["members"]
+               if f"{m[0]} {m[1]}.{m[2]}" in keys]
+    variables = {p: [v for v in rows if
+                     (f"{p}:{v[0]}:{v[1]}" if v[0] else f"{p}:{v[1]}")
+                     in keys]
+                 for p, rows in plan.cocci["vars"].items()}
+    sites = {(f, line, op) for k in keys for f, line, op in
+             plan.op_sites.get(k, [])}
+    ops = {p: [r for r in rows if (p, r[0], r[1]) in sites]
+           for p, rows in plan.cocci["ops"].items()}
+    params = sorted({tuple(fp) for k in keys
+                     for fp in plan.params.get(k, [])})
+    fields = {m[2] for m in members}
+    return dict(plan.cocci, members=members,
+                vars={p: v for p, v in variables.items() if v},
+                ops={p: v for p, v in ops.items() if v},
+                params=[list(p) for p in params],
+                inits=[f for f in plan.cocci["inits"] if f in fields])
 
 
 def helper_prototype_files(tree: Path, params: list[tuple[str, str]]
-                           ) -> list[str]:
-    """Headers that may declare a converted helper's prototype."""
+                           ) -> dict[str, list[str]]:
+    """Headers that may declare a converted helper's prototype, by helper."""
     names = sorted({fn for fn, _ in params})
-    out: set[str] = set()
+    out: dict[str, set[str]] = {n: set() for n in names}
     for i in range(0, len(names), 200):
         pattern = r"\b(" + "|".join(names[i:i + 200]) + r")\s*\("
-        res = subprocess.run(["git", "-C", str(tree), "grep", "-lE", pattern,
+        res = subprocess.run(["git", "-C", str(tree), "grep", "-oE", pattern,
                               "--", "*.h"], capture_output=True, text=True,
                              check=False)
-        out.update(res.stdout.split())
-    return sorted(out)
+        for line in res.stdout.splitlines():
+            path, _, call = line.partition(":")
+            fn = call.rstrip("( \t")
+            if fn in out:
+                out[fn].add(path)
+    return {n: sorted(f) for n, f in out.items()}
 
 
 # ---------------------------------------------------------------------
@@ -519,10 +549,10 @@ def convert(tree: Path, records: list[Record], target: Target, jobs: int,
         blocked += unreadable
         unreadable_ids = {g.gid for g in unreadable}
         ok = [g for g in ok if g.gid not in unreadable_ids]
+        protos = helper_prototype_files(
+            tree, [p for ps in plan.params.values() for p in ps])
         files = sorted(set(plan.files) |
-                       set(helper_prototype_files(
-                           tree, [p for ps in plan.params.values()
-                                  for p in ps])))
+                       {f for fs in protos.values() for f in fs})
         plan = plan._replace(files=files)
         done, troubles = run_spatch(tree, plan.cocci, files, target, jobs)
         failed = verify(tree, plan, ok, done, troubles)

@@ -245,22 +245,54 @@ def run(tree: Path, wt: Path, records: list[Record], target: Target,
         "start": start, "core": str(core) if core else None,
         "command": command, "sections": [], "blocked": []}
     rev = refsweep_revision()
-    for name in sorted(by_section, key=maintainers.slug):
+    # One pass over every file for the whole selection: each file is
+    # parsed once, and groups spatch cannot rewrite completely drop out.
+    wanted = {g.gid for gs in by_section.values() for g in gs}
+    git(wt, "checkout", "-q", "-f", "--detach", start)
+    res = convert.convert(wt, records, target, jobs,
+                          select=lambda g: g.gid in wanted)
+    converted = {f: (wt / f).read_bytes() for f in res.files}
+    convert._reset(wt)
+    gsection = {g.gid: name for name, gs in by_section.items() for g in gs}
+    for g in res.blocked:
+        summary["blocked"].append({"section": gsection.get(g.gid, "?"),
+                                   "keys": g.keys, "reasons": g.blockers})
+    plan, _ = convert.build_plan(wt, records, res.converted, target)
+    protos = convert.helper_prototype_files(
+        wt, [p for ps in plan.params.values() for p in ps])
+    sec_groups: dict[str, list[Group]] = {}
+    sec_files: dict[str, set[str]] = {}
+    for g in res.converted:
+        name = gsection[g.gid]
+        sec_groups.setdefault(name, []).append(g)
+        gfiles = set(plan.group_files.get(g.gid, []))
+        for k in g.keys:
+            for fn, _param in plan.params.get(k, []):
+                gfiles.update(protos.get(fn, []))
+        sec_files.setdefault(name, set()).update(
+            f for f in gfiles if f in converted)
+    touching: dict[str, set[str]] = {}
+    for name, fset in sec_files.items():
+        for f in fset:
+            touching.setdefault(f, set()).add(name)
+    for name in sorted(sec_groups, key=maintainers.slug):
         sec = sections[name]
         slug = maintainers.slug(name)
-        wanted = {g.gid for g in by_section[name]}
-        git(wt, "checkout", "-q", "-f", "-B", f"{BRANCH}/{target.virtual}/"
-            f"{slug}", start)
-        res = convert.convert(wt, records, target, jobs,
-                              select=lambda g: g.gid in wanted)
-        summary["blocked"] += [{"section": name, "keys": g.keys,
-                                "reasons": g.blockers} for g in res.blocked]
-        if not res.converted:
+        branch = f"{BRANCH}/{target.virtual}/{slug}"
+        git(wt, "checkout", "-q", "-f", "-B", branch, start)
+        keys = sorted(k for g in sec_groups[name] for k in g.keys)
+        shared = sorted(f for f in sec_files[name] if len(touching[f]) > 1)
+        for f in sorted(sec_files[name]):
+            if f not in shared:
+                (wt / f).write_bytes(converted[f])
+        if shared:
+            convert.run_spatch(wt, convert.restrict(plan, set(keys), target),
+                               shared, target, jobs)
+        files = git(wt, "diff", "--name-only").split()
+        if not files:
             git(wt, "checkout", "-q", "-f", "--detach", start)
-            git(wt, "branch", "-D", f"{BRANCH}/{target.virtual}/{slug}")
+            git(wt, "branch", "-D", branch)
             continue
-        keys = sorted(k for g in res.converted for k in g.keys)
-        files = res.files
         cross = sorted(f for f in files if owners.owner(f).name != name)
         prefix = maintainers.subject_prefix(
             wt, [f for f in files if f not in cross] or files)
@@ -273,34 +305,51 @@ def run(tree: Path, wt: Path, records: list[Record], target: Target,
         commit = git(wt, "rev-parse", "HEAD").strip()
         summary["sections"].append({
             "section": name, "slug": slug, "subject_prefix": prefix,
-            "branch": f"{BRANCH}/{target.virtual}/{slug}", "commit": commit,
-            "variables": keys, "groups": len(res.converted), "files": files,
-            "cross_section_files": cross, "lists": sec.lists})
+            "branch": branch, "commit": commit, "variables": keys,
+            "groups": len(sec_groups[name]), "files": files,
+            "shared_files": shared, "cross_section_files": cross,
+            "lists": sec.lists})
         log(f"convert: {name}: {len(keys)} variables, {len(files)} files")
     git(wt, "checkout", "-q", "-f", "--detach", start)
-    summary["all_branch"] = stack_all(wt, start, summary, env, target)
+    summary["all_branch"] = stack_all(wt, start, summary, env, target, plan,
+                                      converted, jobs)
     summary_path(wt).write_text(json.dumps(summary, indent=1) + "\n",
                                 encoding="utf-8")
     return summary
 
 
 def stack_all(wt: Path, start: str, summary: dict[str, Any],
-              env: dict[str, str], target: Target) -> dict[str, Any]:
-    """Cherry-pick every section's commit onto one branch: the whole churn."""
+              env: dict[str, str], target: Target, plan: convert.Plan,
+              converted: dict[str, bytes], jobs: int) -> dict[str, Any]:
+    """Every section's commit, stacked on one branch: the whole churn.
+
+    Cherry-picking would conflict where two sections change neighbouring
+    lines of one file; instead a shared file is rewritten from its
+    unconverted text with every section so far, so that the branch ends
+    exactly at the one-pass conversion.
+    """
     branch = f"{BRANCH}/{target.virtual}/all"
     git(wt, "checkout", "-q", "-f", "-B", branch, start)
-    skipped = []
+    done: set[str] = set()
     for sec in summary["sections"]:
-        res = subprocess.run(["git", "-C", str(wt), "cherry-pick",
-                              "--allow-empty", sec["commit"]],
-                             capture_output=True, text=True, env=env,
-                             check=False)
-        if res.returncode != 0:
-            git(wt, "cherry-pick", "--abort", check=False)
-            skipped.append(sec["section"])
+        done |= set(sec["variables"])
+        for f in sec["files"]:
+            if f not in sec["shared_files"]:
+                (wt / f).write_bytes(converted[f])
+        if sec["shared_files"]:
+            git(wt, "checkout", start, "--", *sec["shared_files"])
+            convert.run_spatch(wt, convert.restrict(plan, done, target),
+                               sec["shared_files"], target, jobs)
+        msg = git(wt, "log", "-1", "--format=%B", sec["commit"])
+        git(wt, "add", "-A", "--", *sec["files"])
+        subprocess.run(["git", "-C", str(wt), "commit", "-q",
+                        "--allow-empty", "-F", "-"], input=msg, text=True,
+                       env=env, check=True, capture_output=True)
     head = git(wt, "rev-parse", "HEAD").strip()
+    differs = [f for f, data in converted.items()
+               if (wt / f).read_bytes() != data]
     git(wt, "checkout", "-q", "-f", "--detach", start)
-    return {"branch": branch, "commit": head, "conflicts": skipped}
+    return {"branch": branch, "commit": head, "differs": sorted(differs)}
 
 
 def summary_path(wt: Path) -> Path:

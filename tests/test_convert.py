@@ -115,8 +115,12 @@ def compiles(tmp: Path, name: str, text: str) -> subprocess.CompletedProcess[
 
 
 def test_fixtures_compile_before_conversion(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "shared.h").write_text((CONVERT_FIXTURES / "shared.h")
+                                       .read_text())
     for path in sorted(CONVERT_FIXTURES.glob("*.c")):
-        res = compiles(tmp_path, path.name, path.read_text())
+        name = "sub/user.c" if path.name == "sub_user.c" else path.name
+        res = compiles(tmp_path, name, path.read_text())
         assert res.returncode == 0, res.stderr
 
 
@@ -253,3 +257,42 @@ def test_bad_verdict_file_is_one_line_error(tmp_path: Path) -> None:
     assert res.returncode == 1
     assert res.stderr.strip() == \
         f"refsweep: error: {bad}:2: not JSON: Expecting value"
+
+
+def test_file_shared_by_two_sections(tmp_path: Path) -> None:
+    """Each section's commit changes only its own lines of a file both
+    touch; the whole-churn branch has both."""
+    files = {f"drivers/fx/{n}": (CONVERT_FIXTURES / n).read_text()
+             for n in ("shared.h", "shared.c")}
+    files["drivers/fx/sub/user.c"] = (CONVERT_FIXTURES /
+                                      "sub_user.c").read_text()
+    files["MAINTAINERS"] = MAINTAINERS
+    tree = make_tree(tmp_path / "tree", files)
+    wt = tmp_path / "wt"
+    summary = run(tree, records(tree), convert.unchecked_target(None), wt)
+    by_name = {s["section"]: s for s in summary["sections"]}
+    assert by_name["FX DRIVER"]["variables"] == ["struct fx_sh_stats.hits"]
+    assert by_name["FX SUBDRIVER"]["variables"] == [
+        "drivers/fx/sub/user.c:fx_sub_events"]
+    assert by_name["FX DRIVER"]["cross_section_files"] == [
+        "drivers/fx/sub/user.c"]
+    drv = split.git(wt, "show", by_name["FX DRIVER"]["commit"])
+    sub = split.git(wt, "show", by_name["FX SUBDRIVER"]["commit"])
+    def changed(show: str) -> str:
+        return "\n".join(ln for ln in show.splitlines()
+                         if ln.startswith(("+\t", "-\t", "+static",
+                                           "-static")))
+
+    assert "+\tatomic_inc_unchecked(&s->hits);" in changed(drv)
+    assert "fx_sub_events" not in changed(drv)
+    assert "+\tatomic_inc_unchecked(&fx_sub_events);" in changed(sub)
+    assert "hits" not in changed(sub)
+    assert summary["all_branch"]["differs"] == []
+    both = branch_text(wt, summary, "drivers/fx/sub/user.c")
+    assert "atomic_inc_unchecked(&s->hits)" in both
+    assert "static atomic_unchecked_t fx_sub_events;" in both
+    (tmp_path / "c" / "sub").mkdir(parents=True)
+    (tmp_path / "c" / "shared.h").write_text(
+        branch_text(wt, summary, "drivers/fx/shared.h"))
+    res = compiles(tmp_path / "c", "sub/user.c", both)
+    assert res.returncode == 0, res.stderr
