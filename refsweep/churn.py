@@ -106,7 +106,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
                     for s in sorted(subsystems)) + \
             "".join(f" {shlex.quote(p)}" for p in paths)
         summary = split.run(tree_dir, wt, records, target, core, args.jobs,
-                            command, select)
+                            command, select, timeout=args.timeout)
     except (verdicts.VerdictError, split.SplitError,
             convert.ConvertError) as e:
         print(f"refsweep: error: {e}", file=sys.stderr)
@@ -156,6 +156,9 @@ def add_parsers(sub: Any, jobs: int,
     s.add_argument("--subsystem", action="append", default=[],
                    help="MAINTAINERS section name (repeatable)")
     s.add_argument("--jobs", "-j", type=int, default=jobs)
+    s.add_argument("--timeout", type=int, default=300,
+                   help="spatch seconds per file (a file that times out "
+                        "keeps its groups unconverted)")
     s.add_argument("paths", nargs="*", help="declarations under these paths")
     s.set_defaults(func=cmd_convert)
 

@@ -536,7 +536,7 @@ class Result(NamedTuple):
 
 def convert(tree: Path, records: list[Record], target: Target, jobs: int,
             select: Optional[Callable[[Group], bool]] = None,
-            rounds: int = 3) -> Result:
+            rounds: int = 3, timeout: int = 300) -> Result:
     """Convert every convertible group (that SELECT accepts) in TREE's
     working copy, which must be clean; groups spatch could not rewrite
     completely are undone and returned as blocked."""
@@ -554,7 +554,8 @@ def convert(tree: Path, records: list[Record], target: Target, jobs: int,
         files = sorted(set(plan.files) |
                        {f for fs in protos.values() for f in fs})
         plan = plan._replace(files=files)
-        done, troubles = run_spatch(tree, plan.cocci, files, target, jobs)
+        done, troubles = run_spatch(tree, plan.cocci, files, target, jobs,
+                                    timeout)
         failed = verify(tree, plan, ok, done, troubles)
         if not failed:
             return Result(ok, blocked, _changed_files(tree), troubles)

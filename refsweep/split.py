@@ -219,7 +219,8 @@ def section_of(owners: maintainers.Owners, recs: dict[str, Record],
 def run(tree: Path, wt: Path, records: list[Record], target: Target,
         core: Optional[Path], jobs: int, command: str,
         select: Optional[Callable[[str, str], bool]] = None,
-        log: Callable[[str], None] = print) -> dict[str, Any]:
+        log: Callable[[str], None] = print,
+        timeout: int = 300) -> dict[str, Any]:
     """Convert, one commit per section; return (and store) the summary.
 
     SELECT(section name, declaration path) limits the run.
@@ -250,7 +251,7 @@ def run(tree: Path, wt: Path, records: list[Record], target: Target,
     wanted = {g.gid for gs in by_section.values() for g in gs}
     git(wt, "checkout", "-q", "-f", "--detach", start)
     res = convert.convert(wt, records, target, jobs,
-                          select=lambda g: g.gid in wanted)
+                          select=lambda g: g.gid in wanted, timeout=timeout)
     converted = {f: (wt / f).read_bytes() for f in res.files}
     convert._reset(wt)
     gsection = {g.gid: name for name, gs in by_section.items() for g in gs}
@@ -287,7 +288,7 @@ def run(tree: Path, wt: Path, records: list[Record], target: Target,
                 (wt / f).write_bytes(converted[f])
         if shared:
             convert.run_spatch(wt, convert.restrict(plan, set(keys), target),
-                               shared, target, jobs)
+                               shared, target, jobs, timeout)
         files = git(wt, "diff", "--name-only").split()
         if not files:
             git(wt, "checkout", "-q", "-f", "--detach", start)
