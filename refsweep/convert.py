@@ -544,6 +544,11 @@ def convert(tree: Path, records: list[Record], target: Target, jobs: int,
     if select is not None:
         ok = [g for g in ok if select(g)]
         blocked = [g for g in blocked if select(g)]
+    # Later rounds restore and redo only the files of the groups that
+    # failed: every other file keeps its rewrite.
+    rerun: Optional[set[str]] = None
+    done_all: list[dict[str, Any]] = []
+    troubles_all: dict[str, str] = {}
     for _ in range(rounds):
         plan, unreadable = build_plan(tree, records, ok, target)
         blocked += unreadable
@@ -554,13 +559,25 @@ def convert(tree: Path, records: list[Record], target: Target, jobs: int,
         files = sorted(set(plan.files) |
                        {f for fs in protos.values() for f in fs})
         plan = plan._replace(files=files)
-        done, troubles = run_spatch(tree, plan.cocci, files, target, jobs,
+        todo = files if rerun is None else sorted(set(files) & rerun)
+        done, troubles = run_spatch(tree, plan.cocci, todo, target, jobs,
                                     timeout)
-        failed = verify(tree, plan, ok, done, troubles)
+        done_all = [d for d in done_all if d["file"] not in todo] + done
+        troubles_all = {f: t for f, t in troubles_all.items()
+                        if f not in todo}
+        troubles_all.update(troubles)
+        failed = verify(tree, plan, ok, done_all, troubles_all)
         if not failed:
-            return Result(ok, blocked, _changed_files(tree), troubles)
-        _reset(tree)
+            return Result(ok, blocked, _changed_files(tree), troubles_all)
         failed_ids = {g.gid for g in failed}
+        rerun = set()
+        for g in failed:
+            rerun.update(plan.group_files.get(g.gid, []))
+            for k in g.keys:
+                for fn, _param in plan.params.get(k, []):
+                    rerun.update(protos.get(fn, []))
+        subprocess.run(["git", "-C", str(tree), "checkout", "-q", "--",
+                        *sorted(rerun)], check=True)
         blocked += failed
         ok = [g for g in ok if g.gid not in failed_ids]
     raise ConvertError(f"conversion did not settle after {rounds} rounds")
