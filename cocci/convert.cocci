@@ -44,6 +44,7 @@ OPS = {(f, int(l), op, c): new for f, rows in PLAN["ops"].items()
 PARAMS = {(f, v) for f, v in PLAN["params"]}
 INITS = set(PLAN["inits"])
 INIT_NAMES = PLAN["init_names"]
+MEMBER_NAMES = {(t, x) for _k, t, x in MEMBERS}
 
 
 def rs_file():
@@ -55,6 +56,15 @@ def rs_file():
 def rs_done(kind, name, line=0):
     rec = {"kind": kind, "file": rs_file(), "name": name, "line": line}
     print("RSDONE " + json.dumps(rec, separators=(",", ":")), flush=True)
+
+
+def rs_member(tag, x):
+    """A planned member; struct and union tags are not told apart."""
+    return (str(tag), str(x)) in MEMBER_NAMES
+
+
+def rs_param(fn, v):
+    return (str(fn), str(v)) in PARAMS
 
 
 def rs_args(es):
@@ -114,128 +124,188 @@ identifier op_ok.g;
   (...)
 
 // ---------------------------------------------------------------------
-// Struct and union members, by tag and name
+// Struct and union members, by tag and name.  A constraint rather than
+// an inherited binding: "struct tag { ... }" transformations inherited
+// from a matching rule were seen to take minutes on headers with many
+// atomic members.
 // ---------------------------------------------------------------------
 
-@member@
+@depends on unchecked@
 typedef atomic_t, atomic64_t, atomic_long_t;
-identifier tag, x;
-type T = {atomic_t, atomic64_t, atomic_long_t};
-position p;
+typedef atomic_unchecked_t;
+identifier tag;
+identifier x : script:python(tag) { rs_member(tag, x) };
 @@
-(
-struct tag { ... T x@p; ... };
-|
-struct tag { ... T x@p[...]; ... };
-|
-union tag { ... T x@p; ... };
-|
-union tag { ... T x@p[...]; ... };
-)
-
-@script:python member_ok@
-tag << member.tag;
-x << member.x;
-p << member.p;
-@@
-kind = "union" if p[0].current_element.startswith("union") else "struct"
-if (kind, str(tag), str(x)) not in MEMBERS and \
-        ("struct" if kind == "union" else "union", str(tag), str(x)) not in MEMBERS:
-    cocci.include_match(False)
-
-@member_u depends on unchecked && member_ok@
-identifier member.tag, member.x;
-position member.p;
-typedef atomic_unchecked_t, atomic64_unchecked_t, atomic_long_unchecked_t;
-@@
-(
 struct tag { ...
-(
 - atomic_t
 + atomic_unchecked_t
-  x@p;
-|
-- atomic_t
-+ atomic_unchecked_t
-  x@p[...];
-|
-- atomic64_t
-+ atomic64_unchecked_t
-  x@p;
-|
-- atomic64_t
-+ atomic64_unchecked_t
-  x@p[...];
-|
-- atomic_long_t
-+ atomic_long_unchecked_t
-  x@p;
-|
-- atomic_long_t
-+ atomic_long_unchecked_t
-  x@p[...];
-)
+  x;
   ... };
-|
-union tag { ...
-(
-- atomic_t
-+ atomic_unchecked_t
-  x@p;
-|
-- atomic_t
-+ atomic_unchecked_t
-  x@p[...];
-|
-- atomic64_t
-+ atomic64_unchecked_t
-  x@p;
-|
-- atomic64_t
-+ atomic64_unchecked_t
-  x@p[...];
-|
-- atomic_long_t
-+ atomic_long_unchecked_t
-  x@p;
-|
-- atomic_long_t
-+ atomic_long_unchecked_t
-  x@p[...];
-)
-  ... };
-)
 
-@member_r depends on refcount && member_ok@
-identifier member.tag, member.x;
-position member.p;
+@depends on unchecked@
+typedef atomic_unchecked_t;
+identifier tag;
+identifier x : script:python(tag) { rs_member(tag, x) };
+@@
+struct tag { ...
+- atomic_t
++ atomic_unchecked_t
+  x[...];
+  ... };
+
+@depends on unchecked@
+typedef atomic_unchecked_t;
+identifier tag;
+identifier x : script:python(tag) { rs_member(tag, x) };
+@@
+union tag { ...
+- atomic_t
++ atomic_unchecked_t
+  x;
+  ... };
+
+@depends on unchecked@
+typedef atomic_unchecked_t;
+identifier tag;
+identifier x : script:python(tag) { rs_member(tag, x) };
+@@
+union tag { ...
+- atomic_t
++ atomic_unchecked_t
+  x[...];
+  ... };
+
+@depends on unchecked@
+typedef atomic64_unchecked_t;
+identifier tag;
+identifier x : script:python(tag) { rs_member(tag, x) };
+@@
+struct tag { ...
+- atomic64_t
++ atomic64_unchecked_t
+  x;
+  ... };
+
+@depends on unchecked@
+typedef atomic64_unchecked_t;
+identifier tag;
+identifier x : script:python(tag) { rs_member(tag, x) };
+@@
+struct tag { ...
+- atomic64_t
++ atomic64_unchecked_t
+  x[...];
+  ... };
+
+@depends on unchecked@
+typedef atomic64_unchecked_t;
+identifier tag;
+identifier x : script:python(tag) { rs_member(tag, x) };
+@@
+union tag { ...
+- atomic64_t
++ atomic64_unchecked_t
+  x;
+  ... };
+
+@depends on unchecked@
+typedef atomic64_unchecked_t;
+identifier tag;
+identifier x : script:python(tag) { rs_member(tag, x) };
+@@
+union tag { ...
+- atomic64_t
++ atomic64_unchecked_t
+  x[...];
+  ... };
+
+@depends on unchecked@
+typedef atomic_long_unchecked_t;
+identifier tag;
+identifier x : script:python(tag) { rs_member(tag, x) };
+@@
+struct tag { ...
+- atomic_long_t
++ atomic_long_unchecked_t
+  x;
+  ... };
+
+@depends on unchecked@
+typedef atomic_long_unchecked_t;
+identifier tag;
+identifier x : script:python(tag) { rs_member(tag, x) };
+@@
+struct tag { ...
+- atomic_long_t
++ atomic_long_unchecked_t
+  x[...];
+  ... };
+
+@depends on unchecked@
+typedef atomic_long_unchecked_t;
+identifier tag;
+identifier x : script:python(tag) { rs_member(tag, x) };
+@@
+union tag { ...
+- atomic_long_t
++ atomic_long_unchecked_t
+  x;
+  ... };
+
+@depends on unchecked@
+typedef atomic_long_unchecked_t;
+identifier tag;
+identifier x : script:python(tag) { rs_member(tag, x) };
+@@
+union tag { ...
+- atomic_long_t
++ atomic_long_unchecked_t
+  x[...];
+  ... };
+
+@depends on refcount@
 typedef refcount_t;
+identifier tag;
+identifier x : script:python(tag) { rs_member(tag, x) };
 @@
-(
 struct tag { ...
-(
 - atomic_t
 + refcount_t
-  x@p;
-|
-- atomic_t
-+ refcount_t
-  x@p[...];
-)
+  x;
   ... };
-|
+
+@depends on refcount@
+typedef refcount_t;
+identifier tag;
+identifier x : script:python(tag) { rs_member(tag, x) };
+@@
+struct tag { ...
+- atomic_t
++ refcount_t
+  x[...];
+  ... };
+
+@depends on refcount@
+typedef refcount_t;
+identifier tag;
+identifier x : script:python(tag) { rs_member(tag, x) };
+@@
 union tag { ...
-(
 - atomic_t
 + refcount_t
-  x@p;
-|
-- atomic_t
-+ refcount_t
-  x@p[...];
-)
+  x;
   ... };
-)
+
+@depends on refcount@
+typedef refcount_t;
+identifier tag;
+identifier x : script:python(tag) { rs_member(tag, x) };
+@@
+union tag { ...
+- atomic_t
++ refcount_t
+  x[...];
+  ... };
 
 // ---------------------------------------------------------------------
 // Globals, statics and locals, with their initializers, by file,
@@ -397,9 +467,175 @@ T s = { ..., .x@p =
 // and its prototypes.
 // ---------------------------------------------------------------------
 
-@param@
-identifier fn, v;
-type R, T = {atomic_t, atomic64_t, atomic_long_t};
+@depends on unchecked@
+identifier fn;
+identifier v : script:python(fn) { rs_param(fn, v) };
+type R;
+@@
+R fn(...,
+- atomic_t
++ atomic_unchecked_t
+  *v, ...) { ... }
+
+@depends on unchecked@
+identifier fn;
+identifier v : script:python(fn) { rs_param(fn, v) };
+type R;
+@@
+R fn(...,
+- const atomic_t
++ const atomic_unchecked_t
+  *v, ...) { ... }
+
+@depends on unchecked@
+identifier fn;
+identifier v : script:python(fn) { rs_param(fn, v) };
+type R;
+@@
+R fn(...,
+- atomic64_t
++ atomic64_unchecked_t
+  *v, ...) { ... }
+
+@depends on unchecked@
+identifier fn;
+identifier v : script:python(fn) { rs_param(fn, v) };
+type R;
+@@
+R fn(...,
+- const atomic64_t
++ const atomic64_unchecked_t
+  *v, ...) { ... }
+
+@depends on unchecked@
+identifier fn;
+identifier v : script:python(fn) { rs_param(fn, v) };
+type R;
+@@
+R fn(...,
+- atomic_long_t
++ atomic_long_unchecked_t
+  *v, ...) { ... }
+
+@depends on unchecked@
+identifier fn;
+identifier v : script:python(fn) { rs_param(fn, v) };
+type R;
+@@
+R fn(...,
+- const atomic_long_t
++ const atomic_long_unchecked_t
+  *v, ...) { ... }
+
+@depends on refcount@
+identifier fn;
+identifier v : script:python(fn) { rs_param(fn, v) };
+type R;
+@@
+R fn(...,
+- atomic_t
++ refcount_t
+  *v, ...) { ... }
+
+@depends on refcount@
+identifier fn;
+identifier v : script:python(fn) { rs_param(fn, v) };
+type R;
+@@
+R fn(...,
+- const atomic_t
++ const refcount_t
+  *v, ...) { ... }
+
+@depends on unchecked@
+identifier fn;
+identifier v : script:python(fn) { rs_param(fn, v) };
+type R;
+@@
+R fn(...,
+- atomic_t
++ atomic_unchecked_t
+  *v, ...);
+
+@depends on unchecked@
+identifier fn;
+identifier v : script:python(fn) { rs_param(fn, v) };
+type R;
+@@
+R fn(...,
+- const atomic_t
++ const atomic_unchecked_t
+  *v, ...);
+
+@depends on unchecked@
+identifier fn;
+identifier v : script:python(fn) { rs_param(fn, v) };
+type R;
+@@
+R fn(...,
+- atomic64_t
++ atomic64_unchecked_t
+  *v, ...);
+
+@depends on unchecked@
+identifier fn;
+identifier v : script:python(fn) { rs_param(fn, v) };
+type R;
+@@
+R fn(...,
+- const atomic64_t
++ const atomic64_unchecked_t
+  *v, ...);
+
+@depends on unchecked@
+identifier fn;
+identifier v : script:python(fn) { rs_param(fn, v) };
+type R;
+@@
+R fn(...,
+- atomic_long_t
++ atomic_long_unchecked_t
+  *v, ...);
+
+@depends on unchecked@
+identifier fn;
+identifier v : script:python(fn) { rs_param(fn, v) };
+type R;
+@@
+R fn(...,
+- const atomic_long_t
++ const atomic_long_unchecked_t
+  *v, ...);
+
+@depends on refcount@
+identifier fn;
+identifier v : script:python(fn) { rs_param(fn, v) };
+type R;
+@@
+R fn(...,
+- atomic_t
++ refcount_t
+  *v, ...);
+
+@depends on refcount@
+identifier fn;
+identifier v : script:python(fn) { rs_param(fn, v) };
+type R;
+@@
+R fn(...,
+- const atomic_t
++ const refcount_t
+  *v, ...);
+
+// Which helper parameters were rewritten, for refsweep to verify.
+
+@param_definition@
+typedef atomic_unchecked_t, atomic64_unchecked_t, atomic_long_unchecked_t;
+typedef refcount_t;
+identifier fn;
+identifier v : script:python(fn) { rs_param(fn, v) };
+type R, T = {atomic_unchecked_t, atomic64_unchecked_t,
+             atomic_long_unchecked_t, refcount_t};
 @@
 (
 R fn(..., T *v, ...) { ... }
@@ -407,90 +643,19 @@ R fn(..., T *v, ...) { ... }
 R fn(..., const T *v, ...) { ... }
 )
 
-@script:python param_ok@
-fn << param.fn;
-v << param.v;
+@script:python@
+fn << param_definition.fn;
+v << param_definition.v;
 @@
-if (str(fn), str(v)) in PARAMS:
-    rs_done("param", str(fn) + ":" + str(v))
-else:
-    cocci.include_match(False)
+rs_done("param", str(fn) + ":" + str(v))
 
-@depends on unchecked && param_ok@
-identifier param.fn, param.v;
-type R;
-@@
-R fn(...,
-- atomic_t
-+ atomic_unchecked_t
-  *v, ...) { ... }
-
-@depends on unchecked && param_ok@
-identifier param.fn, param.v;
-type R;
-@@
-R fn(...,
-- const atomic_t
-+ const atomic_unchecked_t
-  *v, ...) { ... }
-
-@depends on unchecked && param_ok@
-identifier param.fn, param.v;
-type R;
-@@
-R fn(...,
-- atomic64_t
-+ atomic64_unchecked_t
-  *v, ...) { ... }
-
-@depends on unchecked && param_ok@
-identifier param.fn, param.v;
-type R;
-@@
-R fn(...,
-- const atomic64_t
-+ const atomic64_unchecked_t
-  *v, ...) { ... }
-
-@depends on unchecked && param_ok@
-identifier param.fn, param.v;
-type R;
-@@
-R fn(...,
-- atomic_long_t
-+ atomic_long_unchecked_t
-  *v, ...) { ... }
-
-@depends on unchecked && param_ok@
-identifier param.fn, param.v;
-type R;
-@@
-R fn(...,
-- const atomic_long_t
-+ const atomic_long_unchecked_t
-  *v, ...) { ... }
-
-@depends on refcount && param_ok@
-identifier param.fn, param.v;
-type R;
-@@
-R fn(...,
-- atomic_t
-+ refcount_t
-  *v, ...) { ... }
-
-@depends on refcount && param_ok@
-identifier param.fn, param.v;
-type R;
-@@
-R fn(...,
-- const atomic_t
-+ const refcount_t
-  *v, ...) { ... }
-
-@proto@
-identifier fn, v;
-type R, T = {atomic_t, atomic64_t, atomic_long_t};
+@param_prototype@
+typedef atomic_unchecked_t, atomic64_unchecked_t, atomic_long_unchecked_t;
+typedef refcount_t;
+identifier fn;
+identifier v : script:python(fn) { rs_param(fn, v) };
+type R, T = {atomic_unchecked_t, atomic64_unchecked_t,
+             atomic_long_unchecked_t, refcount_t};
 @@
 (
 R fn(..., T *v, ...);
@@ -498,83 +663,8 @@ R fn(..., T *v, ...);
 R fn(..., const T *v, ...);
 )
 
-@script:python proto_ok@
-fn << proto.fn;
-v << proto.v;
+@script:python@
+fn << param_prototype.fn;
+v << param_prototype.v;
 @@
-if (str(fn), str(v)) in PARAMS:
-    rs_done("proto", str(fn) + ":" + str(v))
-else:
-    cocci.include_match(False)
-
-@depends on unchecked && proto_ok@
-identifier proto.fn, proto.v;
-type R;
-@@
-R fn(...,
-- atomic_t
-+ atomic_unchecked_t
-  *v, ...);
-
-@depends on unchecked && proto_ok@
-identifier proto.fn, proto.v;
-type R;
-@@
-R fn(...,
-- const atomic_t
-+ const atomic_unchecked_t
-  *v, ...);
-
-@depends on unchecked && proto_ok@
-identifier proto.fn, proto.v;
-type R;
-@@
-R fn(...,
-- atomic64_t
-+ atomic64_unchecked_t
-  *v, ...);
-
-@depends on unchecked && proto_ok@
-identifier proto.fn, proto.v;
-type R;
-@@
-R fn(...,
-- const atomic64_t
-+ const atomic64_unchecked_t
-  *v, ...);
-
-@depends on unchecked && proto_ok@
-identifier proto.fn, proto.v;
-type R;
-@@
-R fn(...,
-- atomic_long_t
-+ atomic_long_unchecked_t
-  *v, ...);
-
-@depends on unchecked && proto_ok@
-identifier proto.fn, proto.v;
-type R;
-@@
-R fn(...,
-- const atomic_long_t
-+ const atomic_long_unchecked_t
-  *v, ...);
-
-@depends on refcount && proto_ok@
-identifier proto.fn, proto.v;
-type R;
-@@
-R fn(...,
-- atomic_t
-+ refcount_t
-  *v, ...);
-
-@depends on refcount && proto_ok@
-identifier proto.fn, proto.v;
-type R;
-@@
-R fn(...,
-- const atomic_t
-+ const refcount_t
-  *v, ...);
+rs_done("param", str(fn) + ":" + str(v))

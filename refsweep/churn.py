@@ -24,12 +24,12 @@ def reason_kind(reason: str) -> str:
                   reason)
     if m:
         return f"a member is {m.group(1)}"
-    for needle, kind in (("escapes", "address escapes"),
+    for needle, kind in (("not rewritten", "spatch did not rewrite a site"),
+                         ("escapes", "address escapes"),
                          ("debugfs_create_atomic_t", "exported by debugfs"),
                          ("does not parse", "op in unparsed code"),
                          ("counterpart", "op without a counterpart"),
                          ("cannot hold", "type not convertible"),
-                         ("not rewritten", "spatch did not rewrite a site"),
                          ("not found", "site not found in source"),
                          ("spatch failed", "spatch failed on a file")):
         if needle in reason:
