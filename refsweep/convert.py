@@ -235,12 +235,14 @@ def decide_groups(records: list[Record], target: Target
 
 def _source_lines(tree: Path, path: str, cache: dict[str, list[str]]
                   ) -> list[str]:
+    """PATH as committed (HEAD): the plan is about unconverted text even
+    while the working copy holds an earlier round's rewrite."""
     if path not in cache:
-        try:
-            cache[path] = (tree / path).read_text(
-                encoding="utf-8", errors="replace").splitlines()
-        except OSError:
-            cache[path] = []
+        res = subprocess.run(["git", "-C", str(tree), "show",
+                              f"HEAD:{path}"], capture_output=True,
+                             check=False)
+        cache[path] = res.stdout.decode("utf-8", "replace").splitlines() \
+            if res.returncode == 0 else []
     return cache[path]
 
 
