@@ -296,3 +296,22 @@ def test_file_shared_by_two_sections(tmp_path: Path) -> None:
         branch_text(wt, summary, "drivers/fx/shared.h"))
     res = compiles(tmp_path / "c", "sub/user.c", both)
     assert res.returncode == 0, res.stderr
+
+
+def test_group_spatch_cannot_rewrite_is_undone(tmp_path: Path) -> None:
+    """A declarator list is not rewritten: its variables' operations are
+    undone in a second round, the neighbour converts, the result compiles."""
+    tree = fixture_tree(tmp_path / "tree", ["decl_list.c"])
+    wt = tmp_path / "wt"
+    summary = run(tree, records(tree), convert.unchecked_target(None), wt)
+    [sec] = summary["sections"]
+    assert sec["variables"] == ["drivers/fx/decl_list.c:fx_dl_events"]
+    blocked = {k for b in summary["blocked"] for k in b["keys"]}
+    assert blocked == {"drivers/fx/decl_list.c:fx_dl_rx",
+                       "drivers/fx/decl_list.c:fx_dl_tx"}
+    assert all("was not rewritten" in b["reasons"][0]
+               for b in summary["blocked"])
+    text = branch_text(wt, summary, "drivers/fx/decl_list.c")
+    assert "atomic_inc(&fx_dl_rx);" in text
+    assert "atomic_inc_unchecked(&fx_dl_events);" in text
+    assert compiles(tmp_path, "d.c", text).returncode == 0
