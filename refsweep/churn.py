@@ -101,6 +101,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
                 decl == p or decl.startswith(p + "/") for p in paths)
 
         command = "refsweep convert --tree " + shlex.quote(tree_dir.name) + \
+            f" --verdicts {shlex.quote(vpath.name)}" + \
             (f" --to {args.to}" if args.to != "atomic_unchecked_t" else "") + \
             "".join(f" --subsystem {shlex.quote(s)}"
                     for s in sorted(subsystems)) + \
