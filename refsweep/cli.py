@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from refsweep import classify, resolve, scan, setup, spatch, summary, tree
-from refsweep import triage_cli, triage_db, workdir
+from refsweep import churn, classify, resolve, scan, setup, spatch, summary
+from refsweep import tree, triage_cli, triage_db, workdir
 
 
 def _default_scan_path(tree_dir: Path) -> Path:
@@ -279,6 +279,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"exit {EXIT_PARSE_FAILURES} if any file failed to "
                         "parse, even partly")
     s.set_defaults(func=cmd_run)
+
+    churn.add_parsers(sub, jobs, _tree_arg)  # convert, series, check
     return p
 
 
