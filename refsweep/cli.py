@@ -8,7 +8,8 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from refsweep import classify, resolve, scan, setup, spatch, summary, tree
+from refsweep import classify, report, report_data, resolve, scan, setup
+from refsweep import spatch, summary, tree
 from refsweep import workdir
 
 
@@ -129,6 +130,32 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    """Write the HTML, text and JSON triage reports of one tree."""
+    verdicts = Path(args.verdicts) if args.verdicts else \
+        workdir.sub("verdicts") / f"{args.tree.name}.jsonl"
+    if not verdicts.is_file():
+        raise report.ReportError(f"{verdicts}: no verdicts; run 'refsweep "
+                                 f"classify --tree {args.tree}' first")
+    try:
+        records = report_data.load_records(verdicts)
+    except ValueError as e:
+        raise report.ReportError(str(e)) from e
+    meta = {"tree": f"Linux {tree.kernel_version(args.tree)}"
+                    if tree.is_kernel_tree(args.tree) else str(args.tree),
+            "verdicts": str(verdicts)}
+    out = Path(args.out)
+    start = time.monotonic()
+    data = report.write(records, args.tree, out, meta,
+                        report_data.directory_section,
+                        Path(args.series) if args.series else None,
+                        Path(args.compare) if args.compare else None)
+    print((out / "summary.txt").read_text(encoding="utf-8"), end="")
+    print(f"report: {len(data['subsystems'])} subsystems -> "
+          f"{out / 'index.html'} ({time.monotonic() - start:.1f}s)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="refsweep", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -170,6 +197,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", required=True, help="verdicts (JSON lines)")
     s.set_defaults(func=cmd_classify)
 
+    s = sub.add_parser("report", help="HTML, text and JSON triage reports")
+    s.add_argument("--tree", type=_tree_arg, required=True)
+    s.add_argument("--out", required=True, help="output directory")
+    s.add_argument("--verdicts", help="verdict records (default: the work "
+                   "dir's verdicts of the tree)")
+    s.add_argument("--series", help="a 'refsweep series' output directory")
+    s.add_argument("--compare", help="an older report.json: also write "
+                   "what changed")
+    s.set_defaults(func=cmd_report)
+
     s = sub.add_parser("run", help="the main job on the default tree")
     s.add_argument("source", nargs="?", default="6.12")
     s.add_argument("--jobs", "-j", type=int, default=jobs)
@@ -185,7 +222,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         code: int = args.func(args)
         return code
-    except (tree.TreeError, scan.ScanError, spatch.SpatchError) as e:
+    except (tree.TreeError, scan.ScanError, spatch.SpatchError,
+            report.ReportError) as e:
         print(f"refsweep: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
