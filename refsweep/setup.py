@@ -7,6 +7,8 @@ PACKAGES = (
     "coccinelle", "sparse", "linux-source-6.12", "python3-pytest", "mypy",
     "flex", "bison", "bc", "libelf-dev", "libssl-dev", "git", "perl",
     "gcc", "make", "xz-utils",
+    # reports: templates, and the headless browser their test drives
+    "python3-jinja2", "chromium", "chromium-driver", "python3-selenium",
 )
 
 
