@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from refsweep import classify, report, report_data, resolve, scan, setup
-from refsweep import spatch, summary, tree
+from refsweep import churn, classify, report, report_data, resolve, scan
+from refsweep import setup, spatch, summary, tree
 from refsweep import workdir
 
 
@@ -214,6 +214,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", help="verdicts (default in the work dir)")
     s.add_argument("--no-setup", action="store_true")
     s.set_defaults(func=cmd_run)
+
+    churn.add_parsers(sub, jobs, _tree_arg)  # convert, series, check
     return p
 
 

@@ -1,0 +1,580 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/// Convert chosen atomic_t, atomic64_t and atomic_long_t variables to
+/// atomic_unchecked_t (virtual "unchecked") or refcount_t (virtual
+/// "refcount"): their declarations, initializers, every operation on them
+/// and the atomic_t * parameters of helpers they are passed to.
+///
+/// Which variables, which operation sites and which helper parameters is
+/// decided by refsweep (refsweep/convert.py) from the classifier's final
+/// verdicts and written to a JSON plan named by $REFSWEEP_PLAN:
+///   {"members": [[struct|union, TAG, FIELD], ...],
+///    "vars": {FILE: [[FUNCTION or "", NAME], ...]},
+///    "ops": {FILE: [[LINE, OP, COUNTER, NEWOP], ...]},
+///    "params": [[FUNCTION, PARAM], ...],
+///    "inits": [FIELD, ...], "init_names": {"ATOMIC_INIT": NEW, ...}}
+/// A match is applied only when it is in the plan, so this file never
+/// decides what may wrap.  Every applied change is
+/// printed as "RSDONE <json>" so that refsweep can verify that each
+/// conversion group was converted completely, or not at all.
+///
+/// Run by "refsweep convert"; standalone:
+///   REFSWEEP_PLAN=plan.json spatch -D unchecked --sp-file convert.cocci \
+///       --no-includes --in-place FILE...
+//
+// Confidence: High (applies a plan; decides nothing)
+// Copyright: (C) 2026 The refsweep authors.
+// URL: https://coccinelle.gitlabpages.inria.fr/website
+// Options: --no-includes --include-headers
+
+virtual unchecked
+virtual refcount
+
+@initialize:python@
+@@
+import json
+import os
+import re
+
+with open(os.environ["REFSWEEP_PLAN"], encoding="utf-8") as _f:
+    PLAN = json.load(_f)
+MEMBERS = {(k, t, x) for k, t, x in PLAN["members"]}
+VARS = {(f, fn, x) for f, rows in PLAN["vars"].items() for fn, x in rows}
+OPS = {(f, int(l), op, c): new for f, rows in PLAN["ops"].items()
+       for l, op, c, new in rows}
+PARAMS = {(f, v) for f, v in PLAN["params"]}
+INITS = set(PLAN["inits"])
+INIT_NAMES = PLAN["init_names"]
+
+
+def rs_file():
+    """The file being converted (one file per spatch file group)."""
+    name = cocci.files()[0]
+    return name[2:] if name.startswith("./") else name
+
+
+def rs_done(kind, name, line=0):
+    rec = {"kind": kind, "file": rs_file(), "name": name, "line": line}
+    print("RSDONE " + json.dumps(rec, separators=(",", ":")), flush=True)
+
+
+def rs_args(es):
+    """Top-level arguments of an expression list, blanks removed."""
+    out, depth, cur = [], 0, []
+    for ch in str(es):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur))
+            cur = []
+        elif not ch.isspace():
+            cur.append(ch)
+    out.append("".join(cur))
+    return out
+
+// ---------------------------------------------------------------------
+// Operations come first: the plan names them by line, and lines are
+// only exact before any other rule has changed the file.  The counter
+// argument is the first (atomic_inc(v)) or the last (atomic_add(i, v));
+// the plan holds its text, so either may match.
+// ---------------------------------------------------------------------
+
+@op@
+identifier f =~ "^atomic";
+expression list es;
+position p;
+@@
+f@p(es)
+
+@script:python op_ok@
+f << op.f;
+es << op.es;
+p << op.p;
+g;
+@@
+args = rs_args(es)
+line = int(p[0].line)
+new = None
+for counter in (args[0], args[-1]):
+    new = new or OPS.get((rs_file(), line, str(f), counter))
+if new is None:
+    cocci.include_match(False)
+else:
+    coccinelle.g = cocci.make_ident(new)
+    rs_done("op", str(f), line)
+
+@@
+identifier op.f;
+position op.p;
+identifier op_ok.g;
+@@
+- f@p
++ g
+  (...)
+
+// ---------------------------------------------------------------------
+// Struct and union members, by tag and name
+// ---------------------------------------------------------------------
+
+@member@
+typedef atomic_t, atomic64_t, atomic_long_t;
+identifier tag, x;
+type T = {atomic_t, atomic64_t, atomic_long_t};
+position p;
+@@
+(
+struct tag { ... T x@p; ... };
+|
+struct tag { ... T x@p[...]; ... };
+|
+union tag { ... T x@p; ... };
+|
+union tag { ... T x@p[...]; ... };
+)
+
+@script:python member_ok@
+tag << member.tag;
+x << member.x;
+p << member.p;
+@@
+kind = "union" if p[0].current_element.startswith("union") else "struct"
+if (kind, str(tag), str(x)) not in MEMBERS and \
+        ("struct" if kind == "union" else "union", str(tag), str(x)) not in MEMBERS:
+    cocci.include_match(False)
+
+@member_u depends on unchecked && member_ok@
+identifier member.tag, member.x;
+position member.p;
+typedef atomic_unchecked_t, atomic64_unchecked_t, atomic_long_unchecked_t;
+@@
+(
+struct tag { ...
+(
+- atomic_t
++ atomic_unchecked_t
+  x@p;
+|
+- atomic_t
++ atomic_unchecked_t
+  x@p[...];
+|
+- atomic64_t
++ atomic64_unchecked_t
+  x@p;
+|
+- atomic64_t
++ atomic64_unchecked_t
+  x@p[...];
+|
+- atomic_long_t
++ atomic_long_unchecked_t
+  x@p;
+|
+- atomic_long_t
++ atomic_long_unchecked_t
+  x@p[...];
+)
+  ... };
+|
+union tag { ...
+(
+- atomic_t
++ atomic_unchecked_t
+  x@p;
+|
+- atomic_t
++ atomic_unchecked_t
+  x@p[...];
+|
+- atomic64_t
++ atomic64_unchecked_t
+  x@p;
+|
+- atomic64_t
++ atomic64_unchecked_t
+  x@p[...];
+|
+- atomic_long_t
++ atomic_long_unchecked_t
+  x@p;
+|
+- atomic_long_t
++ atomic_long_unchecked_t
+  x@p[...];
+)
+  ... };
+)
+
+@member_r depends on refcount && member_ok@
+identifier member.tag, member.x;
+position member.p;
+typedef refcount_t;
+@@
+(
+struct tag { ...
+(
+- atomic_t
++ refcount_t
+  x@p;
+|
+- atomic_t
++ refcount_t
+  x@p[...];
+)
+  ... };
+|
+union tag { ...
+(
+- atomic_t
++ refcount_t
+  x@p;
+|
+- atomic_t
++ refcount_t
+  x@p[...];
+)
+  ... };
+)
+
+// ---------------------------------------------------------------------
+// Globals, statics and locals, with their initializers, by file,
+// enclosing function ("" at file scope) and name
+// ---------------------------------------------------------------------
+
+@variable@
+identifier x;
+type T = {atomic_t, atomic64_t, atomic_long_t};
+position p;
+@@
+(
+T x@p;
+|
+T x@p[...];
+|
+T x@p = ...;
+|
+T x@p[...] = ...;
+)
+
+@script:python variable_ok@
+x << variable.x;
+p << variable.p;
+@@
+fn = p[0].current_element
+fn = "" if fn in ("something_else", str(x)) else fn
+if (rs_file(), fn, str(x)) not in VARS:
+    cocci.include_match(False)
+
+@variable_u depends on unchecked && variable_ok@
+identifier variable.x;
+position variable.p;
+expression E;
+@@
+(
+- atomic_t
++ atomic_unchecked_t
+  x@p =
+- ATOMIC_INIT(E)
++ ATOMIC_UNCHECKED_INIT(E)
+  ;
+|
+- atomic64_t
++ atomic64_unchecked_t
+  x@p =
+- ATOMIC64_INIT(E)
++ ATOMIC64_UNCHECKED_INIT(E)
+  ;
+|
+- atomic_long_t
++ atomic_long_unchecked_t
+  x@p =
+- ATOMIC_LONG_INIT(E)
++ ATOMIC_LONG_UNCHECKED_INIT(E)
+  ;
+|
+- atomic_t
++ atomic_unchecked_t
+  x@p;
+|
+- atomic_t
++ atomic_unchecked_t
+  x@p[...];
+|
+- atomic_t
++ atomic_unchecked_t
+  x@p[...] = ...;
+|
+- atomic64_t
++ atomic64_unchecked_t
+  x@p;
+|
+- atomic64_t
++ atomic64_unchecked_t
+  x@p[...];
+|
+- atomic64_t
++ atomic64_unchecked_t
+  x@p[...] = ...;
+|
+- atomic_long_t
++ atomic_long_unchecked_t
+  x@p;
+|
+- atomic_long_t
++ atomic_long_unchecked_t
+  x@p[...];
+|
+- atomic_long_t
++ atomic_long_unchecked_t
+  x@p[...] = ...;
+)
+
+@variable_r depends on refcount && variable_ok@
+identifier variable.x;
+position variable.p;
+expression E;
+@@
+(
+- atomic_t
++ refcount_t
+  x@p =
+- ATOMIC_INIT(E)
++ REFCOUNT_INIT(E)
+  ;
+|
+- atomic_t
++ refcount_t
+  x@p;
+|
+- atomic_t
++ refcount_t
+  x@p[...];
+|
+- atomic_t
++ refcount_t
+  x@p[...] = ...;
+)
+
+// Designated initializers of converted members: { .x = ATOMIC_INIT(0) }.
+// The member name alone decides: refsweep lists only names that no
+// checked atomic member shares.
+
+@init@
+identifier x, s;
+identifier I = {ATOMIC_INIT, ATOMIC64_INIT, ATOMIC_LONG_INIT};
+type T;
+expression E;
+position p;
+@@
+T s = { ..., .x@p = I(E), ... };
+
+@script:python init_ok@
+x << init.x;
+I << init.I;
+J;
+@@
+if str(x) in INITS and str(I) in INIT_NAMES:
+    coccinelle.J = cocci.make_ident(INIT_NAMES[str(I)])
+    rs_done("init", str(x))
+else:
+    cocci.include_match(False)
+
+@@
+identifier init.x, init.s, init.I, init_ok.J;
+position init.p;
+type T;
+expression E;
+@@
+T s = { ..., .x@p =
+- I
++ J
+  (E), ... };
+
+// ---------------------------------------------------------------------
+// Helper parameters: atomic_t *v of a function to which every caller
+// passes a converted variable (one conversion group), in its definition
+// and its prototypes.
+// ---------------------------------------------------------------------
+
+@param@
+identifier fn, v;
+type R, T = {atomic_t, atomic64_t, atomic_long_t};
+@@
+(
+R fn(..., T *v, ...) { ... }
+|
+R fn(..., const T *v, ...) { ... }
+)
+
+@script:python param_ok@
+fn << param.fn;
+v << param.v;
+@@
+if (str(fn), str(v)) in PARAMS:
+    rs_done("param", str(fn) + ":" + str(v))
+else:
+    cocci.include_match(False)
+
+@depends on unchecked && param_ok@
+identifier param.fn, param.v;
+type R;
+@@
+R fn(...,
+- atomic_t
++ atomic_unchecked_t
+  *v, ...) { ... }
+
+@depends on unchecked && param_ok@
+identifier param.fn, param.v;
+type R;
+@@
+R fn(...,
+- const atomic_t
++ const atomic_unchecked_t
+  *v, ...) { ... }
+
+@depends on unchecked && param_ok@
+identifier param.fn, param.v;
+type R;
+@@
+R fn(...,
+- atomic64_t
++ atomic64_unchecked_t
+  *v, ...) { ... }
+
+@depends on unchecked && param_ok@
+identifier param.fn, param.v;
+type R;
+@@
+R fn(...,
+- const atomic64_t
++ const atomic64_unchecked_t
+  *v, ...) { ... }
+
+@depends on unchecked && param_ok@
+identifier param.fn, param.v;
+type R;
+@@
+R fn(...,
+- atomic_long_t
++ atomic_long_unchecked_t
+  *v, ...) { ... }
+
+@depends on unchecked && param_ok@
+identifier param.fn, param.v;
+type R;
+@@
+R fn(...,
+- const atomic_long_t
++ const atomic_long_unchecked_t
+  *v, ...) { ... }
+
+@depends on refcount && param_ok@
+identifier param.fn, param.v;
+type R;
+@@
+R fn(...,
+- atomic_t
++ refcount_t
+  *v, ...) { ... }
+
+@depends on refcount && param_ok@
+identifier param.fn, param.v;
+type R;
+@@
+R fn(...,
+- const atomic_t
++ const refcount_t
+  *v, ...) { ... }
+
+@proto@
+identifier fn, v;
+type R, T = {atomic_t, atomic64_t, atomic_long_t};
+@@
+(
+R fn(..., T *v, ...);
+|
+R fn(..., const T *v, ...);
+)
+
+@script:python proto_ok@
+fn << proto.fn;
+v << proto.v;
+@@
+if (str(fn), str(v)) in PARAMS:
+    rs_done("proto", str(fn) + ":" + str(v))
+else:
+    cocci.include_match(False)
+
+@depends on unchecked && proto_ok@
+identifier proto.fn, proto.v;
+type R;
+@@
+R fn(...,
+- atomic_t
++ atomic_unchecked_t
+  *v, ...);
+
+@depends on unchecked && proto_ok@
+identifier proto.fn, proto.v;
+type R;
+@@
+R fn(...,
+- const atomic_t
++ const atomic_unchecked_t
+  *v, ...);
+
+@depends on unchecked && proto_ok@
+identifier proto.fn, proto.v;
+type R;
+@@
+R fn(...,
+- atomic64_t
++ atomic64_unchecked_t
+  *v, ...);
+
+@depends on unchecked && proto_ok@
+identifier proto.fn, proto.v;
+type R;
+@@
+R fn(...,
+- const atomic64_t
++ const atomic64_unchecked_t
+  *v, ...);
+
+@depends on unchecked && proto_ok@
+identifier proto.fn, proto.v;
+type R;
+@@
+R fn(...,
+- atomic_long_t
++ atomic_long_unchecked_t
+  *v, ...);
+
+@depends on unchecked && proto_ok@
+identifier proto.fn, proto.v;
+type R;
+@@
+R fn(...,
+- const atomic_long_t
++ const atomic_long_unchecked_t
+  *v, ...);
+
+@depends on refcount && proto_ok@
+identifier proto.fn, proto.v;
+type R;
+@@
+R fn(...,
+- atomic_t
++ refcount_t
+  *v, ...);
+
+@depends on refcount && proto_ok@
+identifier proto.fn, proto.v;
+type R;
+@@
+R fn(...,
+- const atomic_t
++ const refcount_t
+  *v, ...);

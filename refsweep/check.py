@@ -1,0 +1,389 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Prove each generated patch before anyone mails it.
+
+For every series of ``refsweep series --out DIR`` and every patch in it:
+``git am`` on the base plus the core series (the conversion's starting
+commit), checkpatch (no errors; no warning type a touched file did not
+have before), a GCC build of every touched .c file and of one file
+including each touched header, and sparse (C=2) on the same objects,
+compared with the unpatched tree: no new sparse warnings.
+
+The kernel is configured once per build directory: x86_64 allmodconfig
+with the core options on (CONFIG_HARDENED_ATOMIC=y), or defconfig, or
+defconfig plus a fragment (cheaper; what the test suite uses).  Results
+are written after every patch to DIR/<slug>/check.json and reused when
+the patch has not changed, so an interrupted check resumes.
+"""
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any, Optional
+
+from refsweep import workdir
+
+CORE_OPTIONS = ["CONFIG_HARDENED_ATOMIC=y"]
+# Build files of other architectures are counted, never built here.
+_OTHER_ARCH = re.compile(r"^arch/(?!x86/)")
+_DIAG = re.compile(r"^(?P<file>[\w./+-]+):(?P<line>\d+):(?:\d+:)?\s*"
+                   r"(?P<kind>error|warning):\s*(?P<msg>.*)$")
+
+
+class CheckError(Exception):
+    """The check cannot run; the message says why."""
+
+
+def _run(cmd: list[str], cwd: Path, **kw: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True,
+                          check=False, **kw)
+
+
+def _git(wt: Path, *args: str) -> str:
+    res = _run(["git", *args], wt)
+    if res.returncode != 0:
+        raise CheckError(f"git {' '.join(args[:2])} in {wt}: "
+                         f"{res.stderr.strip()[:300]}")
+    return res.stdout
+
+
+# ---------------------------------------------------------------------
+# Build directory
+# ---------------------------------------------------------------------
+
+def _make(wt: Path, build: Path, jobs: int, *args: str,
+          timeout: Optional[int] = None) -> subprocess.CompletedProcess[str]:
+    cc = "ccache gcc" if _have("ccache") else "gcc"
+    cmd = ["nice", "make", "-C", str(wt), f"O={build}", "ARCH=x86_64",
+           f"CC={cc}", f"-j{jobs}", *args]
+    return _run(cmd, wt, timeout=timeout)
+
+
+def _have(prog: str) -> bool:
+    return any((Path(d) / prog).is_file()
+               for d in os.environ.get("PATH", "/usr/bin").split(":"))
+
+
+def configure(wt: Path, build: Path, config: str, jobs: int) -> None:
+    """Configure BUILD once (allmodconfig/defconfig/fragment + core)."""
+    stamp = build / ".refsweep-config"
+    want = config + "\n" + "\n".join(CORE_OPTIONS)
+    if config not in ("allmodconfig", "defconfig"):
+        want += "\n" + Path(config).read_text(encoding="utf-8")
+    if stamp.is_file() and stamp.read_text(encoding="utf-8") == want:
+        return
+    build.mkdir(parents=True, exist_ok=True)
+    frag = build / ".refsweep-fragment"
+    lines = list(CORE_OPTIONS)
+    if config not in ("allmodconfig", "defconfig"):
+        lines += Path(config).read_text(encoding="utf-8").splitlines()
+    frag.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    if config == "allmodconfig":
+        # KCONFIG_ALLCONFIG: the fragment's values win over "all m".
+        res = _run(["make", "-C", str(wt), f"O={build}", "ARCH=x86_64",
+                    "-s", "allmodconfig"], wt,
+                   env=dict(os.environ, KCONFIG_ALLCONFIG=str(frag)))
+    else:
+        res = _make(wt, build, jobs, "-s", "defconfig")
+        if res.returncode == 0:
+            res = _run([str(wt / "scripts/kconfig/merge_config.sh"), "-m",
+                        "-O", str(build), str(build / ".config"), str(frag)],
+                       wt)
+        if res.returncode == 0:
+            res = _make(wt, build, jobs, "-s", "olddefconfig")
+    if res.returncode != 0:
+        raise CheckError(f"configuring {build} failed: "
+                         f"{res.stderr.strip()[-300:]}")
+    have = (build / ".config").read_text(encoding="utf-8").splitlines()
+    for opt in CORE_OPTIONS:
+        if opt not in have:
+            raise CheckError(f"{opt} did not survive the configuration "
+                             f"({config}): is the core series applied?")
+    stamp.write_text(want, encoding="utf-8")
+
+
+# ---------------------------------------------------------------------
+# What to build for a patch
+# ---------------------------------------------------------------------
+
+def touched_files(patch: Path) -> list[str]:
+    text = patch.read_text(encoding="utf-8", errors="replace")
+    return sorted(set(re.findall(r"^\+\+\+ b/(\S+)$", text, re.M)))
+
+
+def includer(wt: Path, header: str) -> Optional[str]:
+    """One .c file that includes HEADER, preferring its own directory."""
+    pats = []
+    if header.startswith("include/"):
+        pats.append(f"#include [<\"]{re.escape(header[8:])}[>\"]")
+    if "/" in header:
+        pats.append(f"#include \"{re.escape(header.rsplit('/', 1)[1])}\"")
+    cands: list[str] = []
+    for pat in pats:
+        res = _run(["git", "grep", "-lE", pat, "--", "*.c"], wt)
+        cands += res.stdout.split()
+    hdir = header.rsplit("/", 1)[0]
+    local = [c for c in cands if c.startswith(hdir + "/")
+             and not _OTHER_ARCH.match(c)]
+    if local:
+        return sorted(local)[0]
+    wide = [c for c in cands if not _OTHER_ARCH.match(c)
+            and (header.startswith("include/") or
+                 c.startswith(hdir.rsplit("/", 1)[0]))]
+    return sorted(wide, key=lambda c: (c.count("/"), c))[0] if wide else None
+
+
+def objects(wt: Path, files: list[str]) -> tuple[list[str], list[str]]:
+    """(objects to build, files x86_64 cannot build) for FILES."""
+    objs: set[str] = set()
+    skipped: list[str] = []
+    for f in files:
+        if _OTHER_ARCH.match(f):
+            skipped.append(f)
+        elif f.endswith(".c"):
+            objs.add(f[:-2] + ".o")
+        elif f.endswith(".h"):
+            inc = includer(wt, f)
+            if inc:
+                objs.add(inc[:-2] + ".o")
+            else:
+                skipped.append(f)
+    return sorted(objs), skipped
+
+
+def build(wt: Path, build_dir: Path, objs: list[str], jobs: int
+          ) -> dict[str, dict[str, Any]]:
+    """Compile OBJS with sparse; per object: built, errors, sparse lines."""
+    out: dict[str, dict[str, Any]] = {o: {"built": False, "errors": [],
+                                         "sparse": []} for o in objs}
+    if not objs:
+        return out
+    res = _make(wt, build_dir, jobs, "-k", "C=2", "CHECK=sparse", *objs)
+    srcs = {o[:-2] + ".c": o for o in objs}
+    current: Optional[str] = None
+    for line in (res.stdout + res.stderr).splitlines():
+        m = re.search(r"\b(?:CC \[M\]|CC|CHECK)\s+(\S+)$", line)
+        if m:
+            current = m.group(1)
+            continue
+        d = _DIAG.match(line)
+        if not d:
+            continue
+        path = os.path.relpath(d.group("file"), wt) \
+            if d.group("file").startswith("/") else d.group("file")
+        obj = srcs.get(path) or (srcs.get(current) if current else None)
+        if obj is None:
+            for o in objs:
+                if current and current.startswith(o[:-2]):
+                    obj = o
+        if obj is None:
+            continue
+        entry = f"{path}: {d.group('kind')}: {d.group('msg')}"
+        if d.group("kind") == "error":
+            out[obj]["errors"].append(entry)
+        elif not re.search(r"\[-W[\w=-]+\]$", d.group("msg")):
+            out[obj]["sparse"].append(f"{path}: {d.group('msg')}")
+    for o in objs:
+        out[o]["built"] = (build_dir / o).is_file() and not out[o]["errors"]
+    return out
+
+
+# ---------------------------------------------------------------------
+# checkpatch
+# ---------------------------------------------------------------------
+
+def _checkpatch(wt: Path, args: list[str]) -> list[str]:
+    res = _run(["perl", str(wt / "scripts/checkpatch.pl"), "--terse",
+                "--no-summary", "--show-types", "--no-tree", *args], wt)
+    return [ln for ln in res.stdout.splitlines()
+            if ": ERROR:" in ln or ": WARNING:" in ln]
+
+
+def _types(lines: list[str], kind: str) -> Counter[str]:
+    out: Counter[str] = Counter()
+    for ln in lines:
+        m = re.search(rf": {kind}:(\w+):", ln)
+        if m:
+            out[m.group(1)] += 1
+    return out
+
+
+def checkpatch(wt: Path, patch: Path, files: list[str],
+               before: dict[str, Counter[str]]) -> tuple[int, list[str]]:
+    """(errors, new warnings): warnings count as new when the patch has
+    them outside any file, or a touched file has more of that type than
+    before the patch."""
+    lines = _checkpatch(wt, [str(patch)])
+    errors = sum(1 for ln in lines if ": ERROR:" in ln)
+    new = [ln for ln in lines if ": WARNING:" in ln and
+           not any(ln.startswith(f + ":") for f in files)]
+    for f in files:
+        if not (wt / f).is_file():
+            continue
+        after = _types(_checkpatch(wt, ["-f", f]), "WARNING")
+        for typ, n in after.items():
+            if n > before.get(f, Counter())[typ]:
+                new.append(f"{f}: WARNING:{typ} x{n - before[f][typ]}")
+    return errors, new
+
+
+# ---------------------------------------------------------------------
+# One series, every series
+# ---------------------------------------------------------------------
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def check_series(meta: dict[str, Any], sdir: Path, wt: Path,
+                 build_dir: Path, jobs: int,
+                 log: Any = print) -> dict[str, Any]:
+    """Check one series directory; write and return its check.json."""
+    out_path = sdir / "check.json"
+    old: dict[str, Any] = {}
+    if out_path.is_file():
+        old = {p["name"]: p for p in json.loads(
+            out_path.read_text(encoding="utf-8")).get("patches", [])}
+    patches = sorted(p for p in sdir.glob("*.patch")
+                     if not p.name.startswith("0000-"))
+    digests = [_digest(p) for p in patches]
+    if all(old.get(p.name, {}).get("digest") == d
+           for p, d in zip(patches, digests)) and patches and \
+            all(p.name in old for p in patches):
+        kept = [old[p.name] for p in patches]
+        reused: dict[str, Any] = {"patches": kept,
+                                  "ok": all(_patch_ok(p) for p in kept)}
+        log(f"check: {sdir.name}: unchanged, reused")
+        return reused
+    _run(["git", "am", "--abort"], wt)
+    _git(wt, "checkout", "-q", "-f", "--detach", meta["start"])
+    _git(wt, "clean", "-q", "-fd")
+    files = sorted({f for p in patches for f in touched_files(p)})
+    objs, skipped = objects(wt, files)
+    t0 = time.monotonic()
+    base = build(wt, build_dir, objs, jobs)
+    cp_before = {f: _types(_checkpatch(wt, ["-f", f]), "WARNING")
+                 for f in files if (wt / f).is_file()}
+    records: list[dict[str, Any]] = []
+    for patch, digest in zip(patches, digests):
+        pfiles = touched_files(patch)
+        rec: dict[str, Any] = {"name": patch.name, "digest": digest,
+                               "applies": False, "checkpatch_errors": None,
+                               "checkpatch_new_warnings": None,
+                               "compiled": 0, "compile_errors": None,
+                               "sparse_new": None, "not_built": [],
+                               "details": []}
+        am = _run(["git", "-c", "user.name=refsweep", "-c",
+                   "user.email=refsweep@localhost", "am", "-q",
+                   str(patch)], wt)
+        if am.returncode != 0:
+            _run(["git", "am", "--abort"], wt)
+            rec["details"].append(am.stderr.strip()[:300])
+            records.append(rec)
+            break
+        rec["applies"] = True
+        errors, warnings = checkpatch(wt, patch, pfiles, cp_before)
+        rec["checkpatch_errors"] = errors
+        rec["checkpatch_new_warnings"] = len(warnings)
+        rec["details"] += warnings[:20]
+        pobjs, pskipped = objects(wt, pfiles)
+        after = build(wt, build_dir, pobjs, jobs)
+        rec["compiled"] = sum(1 for o in pobjs if after[o]["built"])
+        rec["compile_errors"] = sum(len(after[o]["errors"]) for o in pobjs)
+        rec["not_built"] = pskipped + [o for o in pobjs
+                                       if not after[o]["built"]]
+        new_sparse = []
+        for o in pobjs:
+            was = Counter(_strip_line(s) for s in base.get(o, {}).get(
+                "sparse", []))
+            for s in after[o]["sparse"]:
+                key = _strip_line(s)
+                if was[key] > 0:
+                    was[key] -= 1
+                else:
+                    new_sparse.append(s)
+            rec["details"] += after[o]["errors"][:10]
+        rec["sparse_new"] = len(new_sparse)
+        rec["details"] += new_sparse[:20]
+        records.append(rec)
+    result: dict[str, Any] = {"patches": records,
+              "ok": bool(records) and len(records) == len(patches) and
+              all(_patch_ok(r) for r in records),
+              "objects": len(objs), "skipped": skipped,
+              "seconds": round(time.monotonic() - t0)}
+    out_path.write_text(json.dumps(result, indent=1) + "\n",
+                        encoding="utf-8")
+    return result
+
+
+def _strip_line(s: str) -> str:
+    return re.sub(r":\d+(:\d+)?", "", s)
+
+
+def _patch_ok(r: dict[str, Any]) -> bool:
+    return bool(r["applies"]) and r["checkpatch_errors"] == 0 and \
+        r["checkpatch_new_warnings"] == 0 and r["compile_errors"] == 0 and \
+        r["sparse_new"] == 0 and r["compiled"] > 0 and not [
+            n for n in r["not_built"] if n.endswith(".o")]
+
+
+def run(series_dir: Path, jobs: int, only: list[str], config: str,
+        build_dir: Optional[Path] = None,
+        log: Any = print) -> bool:
+    """Check every series (or ONLY those slugs); print the table."""
+    meta_path = series_dir / "series.json"
+    index_path = series_dir / "index.json"
+    if not meta_path.is_file() or not index_path.is_file():
+        raise CheckError(f"{series_dir}: no series.json/index.json: not the "
+                         "output of 'refsweep series'")
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    index = json.loads(index_path.read_text(encoding="utf-8"))
+    slugs = [s["slug"] for s in index if not only or s["slug"] in only]
+    missing = set(only) - {s["slug"] for s in index}
+    if missing:
+        raise CheckError(f"no such series: {', '.join(sorted(missing))}")
+    tree = Path(meta["tree"])
+    name = tree.name
+    cfg_name = Path(config).stem if config not in ("allmodconfig",
+                                                   "defconfig") else config
+    root = workdir.sub("check")
+    wt = root / f"{name}-src"
+    build_dir = build_dir or root / f"{name}-{cfg_name}"
+    if not (wt / ".git").exists():
+        _run(["git", "-C", str(tree), "worktree", "prune"], tree)
+        _git(tree, "worktree", "add", "-q", "--detach", str(wt),
+             meta["start"])
+    _git(wt, "checkout", "-q", "-f", "--detach", meta["start"])
+    log(f"check: configuring {build_dir} ({config})")
+    configure(wt, build_dir, config, jobs)
+    rows = []
+    for slug in slugs:
+        log(f"check: {slug}")
+        res = check_series(meta, series_dir / slug, wt, build_dir, jobs, log)
+        rows.append((slug, res))
+    log(table(rows))
+    return all(r["ok"] for _, r in rows)
+
+
+def table(rows: list[tuple[str, dict[str, Any]]]) -> str:
+    head = f"{'series':40} {'patches':>7} {'applied':>7} {'cp-err':>6} " \
+           f"{'cp-new-w':>8} {'objs':>5} {'errors':>6} {'sparse+':>7}  ok"
+    lines = [head, "-" * len(head)]
+    for slug, res in rows:
+        ps = res["patches"]
+
+        def total(key: str) -> int:
+            return sum(p[key] or 0 for p in ps)
+
+        lines.append(f"{slug[:40]:40} {len(ps):7d} "
+                     f"{sum(1 for p in ps if p['applies']):7d} "
+                     f"{total('checkpatch_errors'):6d} "
+                     f"{total('checkpatch_new_warnings'):8d} "
+                     f"{total('compiled'):5d} {total('compile_errors'):6d} "
+                     f"{total('sparse_new'):7d}  "
+                     f"{'yes' if res['ok'] else 'NO'}")
+    return "\n".join(lines)

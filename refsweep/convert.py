@@ -1,0 +1,576 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""Plan and apply the conversion of whole conversion groups.
+
+A conversion group is every variable that must change type together:
+the classifier's helper groups (all variables passed to one atomic_t *
+parameter) and the candidates of one ambiguous operation site (refsweep
+cannot tell which struct the site belongs to, so they go together or not
+at all).  A group converts only when every member may (the target's
+``eligible``) and nothing blocks it (an escaping address, an operation
+spatch did not parse, an operation without a counterpart in the target
+API).  cocci/convert.cocci then applies the plan; what it did is checked
+against the plan, and a group that was not rewritten completely is undone
+and listed with the reason.
+"""
+
+import json
+import os
+import re
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Callable, NamedTuple, Optional
+
+from refsweep import atomic_api, spatch, verdicts, workdir
+from refsweep.verdicts import Record
+
+COCCI = workdir.TOP / "cocci" / "convert.cocci"
+_UNCHECKED_NAME = re.compile(r"^\+((?:atomic|atomic64|atomic_long)_\w+"
+                             r"_unchecked)\(", re.M)
+
+# refcount_t counterparts of atomic_t operations (include/linux/refcount.h).
+REFCOUNT_OPS = {
+    "atomic_inc": "refcount_inc", "atomic_dec": "refcount_dec",
+    "atomic_add": "refcount_add", "atomic_read": "refcount_read",
+    "atomic_set": "refcount_set",
+    "atomic_dec_and_test": "refcount_dec_and_test",
+    "atomic_sub_and_test": "refcount_sub_and_test",
+    "atomic_inc_not_zero": "refcount_inc_not_zero",
+    "atomic_dec_and_lock": "refcount_dec_and_lock",
+    "atomic_dec_and_lock_irqsave": "refcount_dec_and_lock_irqsave",
+    "atomic_dec_and_mutex_lock": "refcount_dec_and_mutex_lock",
+    "atomic_set_release": "refcount_set_release",
+}
+
+
+class ConvertError(Exception):
+    """The conversion cannot run at all; the message says why."""
+
+
+class Target(NamedTuple):
+    """What a conversion turns variables into."""
+    name: str                       # "atomic_unchecked_t" or "refcount_t"
+    virtual: str                    # the -D mode of convert.cocci
+    types: frozenset[str]           # atomic types it converts
+    eligible: Callable[[Record], bool]
+    new_op: Callable[[str], Optional[str]]
+    init_names: dict[str, str]
+
+
+def unchecked_ops(core_dir: Optional[Path]) -> set[str]:
+    """The *_unchecked operations the core patch series defines."""
+    if core_dir is None:
+        return set()
+    names: set[str] = set()
+    for patch in sorted(core_dir.glob("*.patch")):
+        names.update(_UNCHECKED_NAME.findall(
+            patch.read_text(encoding="utf-8", errors="replace")))
+    return names
+
+
+def unchecked_target(core_dir: Optional[Path]) -> Target:
+    """atomic_unchecked_t, with the operations the core series offers."""
+    have = unchecked_ops(core_dir)
+
+    def new_op(op: str) -> Optional[str]:
+        name = op + "_unchecked"
+        if have and name not in have:
+            return None
+        dec = atomic_api.decode(op)
+        if dec is None or op.startswith(("raw_", "arch_")) or \
+                dec.base.startswith("dec_and_") and "lock" in dec.base:
+            return None
+        return name
+
+    return Target("atomic_unchecked_t", "unchecked",
+                  frozenset(atomic_api.ATOMIC_TYPES), verdicts.may_wrap,
+                  new_op, {"ATOMIC_INIT": "ATOMIC_UNCHECKED_INIT",
+                           "ATOMIC64_INIT": "ATOMIC64_UNCHECKED_INIT",
+                           "ATOMIC_LONG_INIT": "ATOMIC_LONG_UNCHECKED_INIT"})
+
+
+def _refcount_eligible(rec: Record) -> bool:
+    return verdicts.decision(rec).final == "refcount" and \
+        not verdicts.wraps_by_design(rec)
+
+
+REFCOUNT_TARGET = Target("refcount_t", "refcount", frozenset({"atomic_t"}),
+                         _refcount_eligible, REFCOUNT_OPS.get,
+                         {"ATOMIC_INIT": "REFCOUNT_INIT"})
+
+
+class Group(NamedTuple):
+    """Variables that convert together, and why they may not."""
+    gid: str
+    keys: list[str]
+    blockers: list[str]
+
+
+class Plan(NamedTuple):
+    """Everything convert.cocci needs, and what to verify afterwards."""
+    cocci: dict[str, Any]
+    files: list[str]
+    decl_sites: dict[str, list[tuple[str, int]]]    # key -> (file, line)
+    op_sites: dict[str, list[tuple[str, int, str]]]  # key -> (f, l, op)
+    params: dict[str, list[tuple[str, str]]]         # key -> (fn, param)
+    group_files: dict[str, list[str]]                # gid -> files
+
+
+def split_at(at: str) -> tuple[str, int]:
+    path, _, line = at.rpartition(":")
+    return path, int(line)
+
+
+# ---------------------------------------------------------------------
+# Groups and blockers
+# ---------------------------------------------------------------------
+
+def groups(records: list[Record]) -> dict[str, list[str]]:
+    """Union of helper groups and ambiguous-site candidates: gid -> keys."""
+    parent: dict[str, str] = {r["key"]: r["key"] for r in records}
+
+    def find(k: str) -> str:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    def union(a: str, b: str) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+
+    by_group: dict[str, list[str]] = {}
+    by_site: dict[tuple[str, str], list[str]] = {}
+    for r in records:
+        if r.get("group"):
+            by_group.setdefault(r["group"], []).append(r["key"])
+        for e in r.get("evidence", []):
+            if e.get("ambiguous") and not e.get("weak"):
+                by_site.setdefault((e["at"], e["op"]), []).append(r["key"])
+    for keys in list(by_group.values()) + list(by_site.values()):
+        for k in keys[1:]:
+            if k in parent and keys[0] in parent:
+                union(keys[0], k)
+    out: dict[str, list[str]] = {}
+    for k in sorted(parent):
+        out.setdefault(find(k), []).append(k)
+    return out
+
+
+def blockers(rec: Record, target: Target) -> list[str]:
+    """Why REC cannot convert to TARGET (empty: it can)."""
+    key = rec["key"]
+    d = verdicts.decision(rec)
+    out: list[str] = []
+    if not target.eligible(rec):
+        out.append(f"{key} is {d.final} ({d.source}: {d.why})")
+        return out
+    if rec["type"] not in target.types:
+        out.append(f"{key} is {rec['type']}, which {target.name} cannot hold")
+    if not _key_parts(key):
+        out.append(f"{key}: unrecognised key")
+    for e in rec.get("evidence", []):
+        if e.get("weak"):
+            continue
+        at = e.get("at", "?")
+        if e.get("use") == "escape":
+            out.append(f"address of {key} escapes at {at} "
+                       f"({e.get('detail', 'address taken')})")
+            continue
+        if "debugfs_create_atomic_t" in str(e.get("detail", "")):
+            out.append(f"{key} is exported by debugfs_create_atomic_t() at "
+                       f"{at}, which takes atomic_t *")
+        if not e.get("parsed", True):
+            out.append(f"{e.get('op')} on {key} at {at} is in code spatch "
+                       "does not parse")
+            continue
+        if atomic_api.decode(str(e.get("op"))) is None:
+            continue
+        if target.new_op(str(e["op"])) is None:
+            out.append(f"{e['op']} at {at} has no {target.name} "
+                       "counterpart")
+    return out
+
+
+def _key_parts(key: str) -> Optional[tuple[str, ...]]:
+    """("member", kind, tag, field) or ("var", path, func, name)."""
+    m = re.match(r"^(struct|union) (\w+)\.(\w+)$", key)
+    if m:
+        return ("member", m.group(1), m.group(2), m.group(3))
+    parts = key.split(":")
+    if len(parts) == 2:
+        return ("var", parts[0], "", parts[1])
+    if len(parts) == 3:
+        return ("var", parts[0], parts[1], parts[2])
+    return None
+
+
+def variable_name(key: str) -> str:
+    parts = _key_parts(key)
+    return parts[3] if parts else key
+
+
+def decide_groups(records: list[Record], target: Target
+                  ) -> tuple[list[Group], list[Group]]:
+    """(convertible groups, blocked groups) among the target's candidates.
+
+    A group is a candidate when some member is eligible for the target;
+    groups of only checked variables are simply not conversion material.
+    """
+    by_key = {r["key"]: r for r in records}
+    ok: list[Group] = []
+    blocked: list[Group] = []
+    for gid, keys in sorted(groups(records).items()):
+        if not any(target.eligible(by_key[k]) for k in keys):
+            continue
+        why = [b for k in keys for b in blockers(by_key[k], target)]
+        (blocked if why else ok).append(Group(gid, keys, why))
+    return ok, blocked
+
+
+# ---------------------------------------------------------------------
+# The plan
+# ---------------------------------------------------------------------
+
+def _source_lines(tree: Path, path: str, cache: dict[str, list[str]]
+                  ) -> list[str]:
+    if path not in cache:
+        try:
+            cache[path] = (tree / path).read_text(
+                encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            cache[path] = []
+    return cache[path]
+
+
+def counters_at(lines: list[str], line: int, op: str) -> list[str]:
+    """Counter arguments of every call of OP starting on LINE (1-based)."""
+    if not 0 < line <= len(lines):
+        return []
+    text = "\n".join(lines[line - 1:line + 15])
+    first_nl = text.find("\n")
+    first_nl = len(text) if first_nl < 0 else first_nl
+    dec = atomic_api.decode(op)
+    if dec is None:
+        return []
+    out = []
+    for m in re.finditer(r"\b" + re.escape(op) + r"\s*\(", text):
+        if m.start() > first_nl:
+            break
+        depth, i = 0, m.end() - 1
+        while i < len(text):
+            if text[i] == "(":
+                depth += 1
+            elif text[i] == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+            i += 1
+        args = atomic_api.split_args(text[m.end():i])
+        counter = atomic_api.counter_arg(dec, args)
+        if counter:
+            out.append(re.sub(r"\s+", "", counter))
+    return out
+
+
+def _names_var(counter: str, name: str) -> bool:
+    m = re.search(r"(\w+)(?:\[[^]]*\])*\)*$", counter)
+    return m is not None and m.group(1) == name
+
+
+def build_plan(tree: Path, records: list[Record], convert: list[Group],
+               target: Target) -> tuple[Plan, list[Group]]:
+    """The cocci plan for CONVERT; groups whose sites cannot be read move
+    to the returned blocked list."""
+    by_key = {r["key"]: r for r in records}
+    cache: dict[str, list[str]] = {}
+    members: set[tuple[str, str, str]] = set()
+    variables: dict[str, set[tuple[str, str]]] = {}
+    ops: dict[str, set[tuple[int, str, str, str]]] = {}
+    params: set[tuple[str, str]] = set()
+    files: set[str] = set()
+    decl_sites: dict[str, list[tuple[str, int]]] = {}
+    op_sites: dict[str, list[tuple[str, int, str]]] = {}
+    key_params: dict[str, list[tuple[str, str]]] = {}
+    blocked: list[Group] = []
+    kept: list[Group] = []
+    group_files: dict[str, list[str]] = {}
+    for g in convert:
+        why: list[str] = []
+        g_members, g_vars, g_ops, g_params = set(), set(), set(), set()
+        g_files: set[str] = set()
+        for key in g.keys:
+            rec = by_key[key]
+            parts = _key_parts(key)
+            assert parts is not None
+            name = parts[3]
+            for at in [rec["decl"], *rec.get("also_declared", [])]:
+                path, line = split_at(at)
+                g_files.add(path)
+                decl_sites.setdefault(key, []).append((path, line))
+            if parts[0] == "member":
+                g_members.add((parts[1], parts[2], parts[3]))
+            else:
+                g_vars.add((parts[1], parts[2], parts[3]))
+            for e in rec.get("evidence", []):
+                if e.get("weak") or e.get("use") == "escape" or \
+                        atomic_api.decode(str(e["op"])) is None:
+                    continue
+                path, line = split_at(e["at"])
+                new = target.new_op(e["op"])
+                assert new is not None
+                counters = counters_at(_source_lines(tree, path, cache),
+                                       line, e["op"])
+                if e.get("via"):
+                    plain = [c for c in counters if re.fullmatch(r"\w+", c)]
+                    if len(plain) != 1:
+                        why.append(f"{e['op']} at {e['at']}: helper "
+                                   "parameter not found")
+                        continue
+                    g_params.add((e["function"], plain[0]))
+                    key_params.setdefault(key, []).append(
+                        (e["function"], plain[0]))
+                    counters = plain
+                else:
+                    counters = [c for c in counters if _names_var(c, name)]
+                if not counters:
+                    why.append(f"{e['op']} at {e['at']}: counter {name} "
+                               "not found in the source line")
+                    continue
+                for c in counters:
+                    g_ops.add((path, line, e["op"], c, new))
+                op_sites.setdefault(key, []).append((path, line, e["op"]))
+                g_files.add(path)
+        if why:
+            blocked.append(Group(g.gid, g.keys, why))
+            continue
+        kept.append(g)
+        group_files[g.gid] = sorted(g_files)
+        members |= g_members
+        for path, fn, name in g_vars:
+            variables.setdefault(path, set()).add((fn, name))
+        for path, line, op, c, new in g_ops:
+            ops.setdefault(path, set()).add((line, op, c, new))
+        params |= g_params
+        files |= g_files
+        for key in g.keys:
+            key_params.setdefault(key, [])
+    converted_fields = {m[2] for m in members}
+    converted_keys = {f"{k} {t}.{x}" for k, t, x in members}
+    checked_fields = {variable_name(r["key"]) for r in records
+                      if r["scope"] == "member"
+                      and r["key"] not in converted_keys}
+    cocci = {
+        "members": sorted(members),
+        "vars": {p: sorted(v) for p, v in sorted(variables.items())},
+        "ops": {p: sorted(v) for p, v in sorted(ops.items())},
+        "params": sorted(params),
+        "inits": sorted(converted_fields - checked_fields),
+        "init_names": target.init_names,
+    }
+    return Plan(cocci, sorted(files), decl_sites, op_sites,
+                {k: key_params.get(k, []) for g in kept for k in g.keys},
+                group_files), blocked
+
+
+def restrict(plan: Plan, keys: set[str], target: Target) -> dict[str, Any]:
+    """The cocci plan of PLAN limited to the variables KEYS (and their
+    helpers): for rewriting a file one section at a time."""
+    members = [m for m in plan.cocci["members"]
+               if f"{m[0]} {m[1]}.{m[2]}" in keys]
+    variables = {p: [v for v in rows if
+                     (f"{p}:{v[0]}:{v[1]}" if v[0] else f"{p}:{v[1]}")
+                     in keys]
+                 for p, rows in plan.cocci["vars"].items()}
+    sites = {(f, line, op) for k in keys for f, line, op in
+             plan.op_sites.get(k, [])}
+    ops = {p: [r for r in rows if (p, r[0], r[1]) in sites]
+           for p, rows in plan.cocci["ops"].items()}
+    params = sorted({tuple(fp) for k in keys
+                     for fp in plan.params.get(k, [])})
+    fields = {m[2] for m in members}
+    return dict(plan.cocci, members=members,
+                vars={p: v for p, v in variables.items() if v},
+                ops={p: v for p, v in ops.items() if v},
+                params=[list(p) for p in params],
+                inits=[f for f in plan.cocci["inits"] if f in fields])
+
+
+def helper_prototype_files(tree: Path, params: list[tuple[str, str]]
+                           ) -> dict[str, list[str]]:
+    """Headers that may declare a converted helper's prototype, by helper."""
+    names = sorted({fn for fn, _ in params})
+    out: dict[str, set[str]] = {n: set() for n in names}
+    for i in range(0, len(names), 200):
+        pattern = r"\b(" + "|".join(names[i:i + 200]) + r")\s*\("
+        res = subprocess.run(["git", "-C", str(tree), "grep", "-oE", pattern,
+                              "--", "*.h"], capture_output=True, text=True,
+                             check=False)
+        for line in res.stdout.splitlines():
+            path, _, call = line.partition(":")
+            fn = call.rstrip("( \t")
+            if fn in out:
+                out[fn].add(path)
+    return {n: sorted(f) for n, f in out.items()}
+
+
+# ---------------------------------------------------------------------
+# Applying the plan
+# ---------------------------------------------------------------------
+
+def run_spatch(tree: Path, plan: dict[str, Any], files: list[str],
+               target: Target, jobs: int, timeout: int = 300
+               ) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Rewrite FILES in place; return (RSDONE records, troubles)."""
+    tmp = workdir.sub("tmp")
+    plan_path = tmp / f"convert-plan.{os.getpid()}.json"
+    plan_path.write_text(json.dumps(plan), encoding="utf-8")
+    env = dict(spatch._CLEAN_ENV, REFSWEEP_PLAN=str(plan_path))
+    batches = [files[i::max(1, jobs)] for i in range(max(1, jobs))]
+
+    def one(batch: list[str]) -> tuple[list[dict[str, Any]], dict[str, str]]:
+        done: list[dict[str, Any]] = []
+        troubles: dict[str, str] = {}
+        for i in range(0, len(batch), 20):
+            chunk = batch[i:i + 20]
+            groups_file = tmp / f"convert-groups.{os.getpid()}.{id(chunk)}"
+            groups_file.write_text("".join(f"{f}\n\n" for f in chunk),
+                                   encoding="utf-8")
+            cmd = ["spatch", "--sp-file", str(COCCI), "-D", target.virtual,
+                   "--no-includes", "--include-headers", "--in-place",
+                   "--timeout", str(timeout), "--very-quiet",
+                   "--file-groups", str(groups_file)]
+            try:
+                res = subprocess.run(cmd, cwd=tree, capture_output=True,
+                                     text=True, env=env, check=False,
+                                     timeout=timeout * len(chunk) + 60)
+                out, err = res.stdout, res.stderr
+            except subprocess.TimeoutExpired as e:
+                out = spatch._text(e.stdout)
+                err = "spatch killed"
+            finally:
+                groups_file.unlink(missing_ok=True)
+            for line in out.splitlines():
+                if line.startswith("RSDONE "):
+                    done.append(json.loads(line[7:]))
+            current = None
+            for line in err.splitlines():
+                if line.startswith("HANDLING: "):
+                    current = line[10:].strip()
+                elif "timeout" in line or "Fatal error" in line or \
+                        "killed" in line:
+                    troubles[current or chunk[0]] = line.strip()
+        return done, troubles
+
+    results: list[dict[str, Any]] = []
+    troubles: dict[str, str] = {}
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for done, trouble in pool.map(one, [b for b in batches if b]):
+            results.extend(done)
+            troubles.update(trouble)
+    plan_path.unlink(missing_ok=True)
+    return results, troubles
+
+
+def removed_lines(tree: Path, files: list[str]) -> dict[str, set[int]]:
+    """Old line numbers each file's uncommitted changes remove."""
+    out: dict[str, set[int]] = {f: set() for f in files}
+    if not files:
+        return out
+    res = subprocess.run(["git", "-C", str(tree), "diff", "-U0", "--",
+                          *files], capture_output=True, text=True,
+                         check=False)
+    current = None
+    for line in res.stdout.splitlines():
+        if line.startswith("--- a/"):
+            current = line[6:]
+        elif line.startswith("@@") and current is not None:
+            m = re.match(r"@@ -(\d+)(?:,(\d+))?", line)
+            if m:
+                start, count = int(m.group(1)), int(m.group(2) or "1")
+                out.setdefault(current, set()).update(
+                    range(start, start + count))
+    return out
+
+
+def verify(tree: Path, plan: Plan, kept: list[Group],
+           done: list[dict[str, Any]], troubles: dict[str, str]
+           ) -> list[Group]:
+    """Groups that were not converted completely, with the reason."""
+    removed = removed_lines(tree, plan.files)
+    ops_done = {(d["file"], d["line"], d["name"]) for d in done
+                if d["kind"] == "op"}
+    params_done = {d["name"] for d in done if d["kind"] in ("param",)}
+    failed: list[Group] = []
+    for g in kept:
+        why: list[str] = []
+        for key in g.keys:
+            for path, line in plan.decl_sites.get(key, []):
+                if path in troubles:
+                    why.append(f"spatch failed on {path}: {troubles[path]}")
+                elif line not in removed.get(path, set()):
+                    why.append(f"declaration of {key} at {path}:{line} was "
+                               "not rewritten (a declarator list, a nested "
+                               "anonymous struct or code spatch does not "
+                               "parse)")
+            for path, line, op in plan.op_sites.get(key, []):
+                if (path, line, op) not in ops_done:
+                    why.append(f"{op} at {path}:{line} was not rewritten")
+            for fn, param in plan.params.get(key, []):
+                if f"{fn}:{param}" not in params_done:
+                    why.append(f"helper parameter {fn}({param}) was not "
+                               "rewritten")
+        if why:
+            failed.append(Group(g.gid, g.keys, sorted(set(why))))
+    return failed
+
+
+class Result(NamedTuple):
+    """What a conversion did."""
+    converted: list[Group]
+    blocked: list[Group]
+    files: list[str]
+    troubles: dict[str, str]
+
+
+def convert(tree: Path, records: list[Record], target: Target, jobs: int,
+            select: Optional[Callable[[Group], bool]] = None,
+            rounds: int = 3) -> Result:
+    """Convert every convertible group (that SELECT accepts) in TREE's
+    working copy, which must be clean; groups spatch could not rewrite
+    completely are undone and returned as blocked."""
+    ok, blocked = decide_groups(records, target)
+    if select is not None:
+        ok = [g for g in ok if select(g)]
+        blocked = [g for g in blocked if select(g)]
+    for _ in range(rounds):
+        plan, unreadable = build_plan(tree, records, ok, target)
+        blocked += unreadable
+        unreadable_ids = {g.gid for g in unreadable}
+        ok = [g for g in ok if g.gid not in unreadable_ids]
+        protos = helper_prototype_files(
+            tree, [p for ps in plan.params.values() for p in ps])
+        files = sorted(set(plan.files) |
+                       {f for fs in protos.values() for f in fs})
+        plan = plan._replace(files=files)
+        done, troubles = run_spatch(tree, plan.cocci, files, target, jobs)
+        failed = verify(tree, plan, ok, done, troubles)
+        if not failed:
+            return Result(ok, blocked, _changed_files(tree), troubles)
+        _reset(tree)
+        failed_ids = {g.gid for g in failed}
+        blocked += failed
+        ok = [g for g in ok if g.gid not in failed_ids]
+    raise ConvertError(f"conversion did not settle after {rounds} rounds")
+
+
+def _changed_files(tree: Path) -> list[str]:
+    res = subprocess.run(["git", "-C", str(tree), "diff", "--name-only"],
+                         capture_output=True, text=True, check=True)
+    return sorted(res.stdout.split())
+
+
+def _reset(tree: Path) -> None:
+    subprocess.run(["git", "-C", str(tree), "checkout", "-q", "--", "."],
+                   check=True)

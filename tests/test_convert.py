@@ -1,0 +1,298 @@
+# SPDX-License-Identifier: GPL-2.0-only
+"""convert, series: groups convert whole or not at all, the result
+compiles, and regenerating gives the same bytes.
+
+The fixture trees are scanned and classified with the real spatch; the
+converted C is compiled with GCC against a stub of the atomic API in which
+atomic_t, atomic_unchecked_t and refcount_t are distinct structs, so a
+half-converted group is a compile error, as in the kernel.
+"""
+
+import copy
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import FIXTURES, classify_tree, make_tree
+from refsweep import atomic_api, convert, maintainers, series, split
+
+CONVERT_FIXTURES = FIXTURES / "convert"
+MAINTAINERS = """\
+FX DRIVER
+M:\tFx Maintainer <fx@example.org>
+L:\tfx-devel@example.org
+S:\tMaintained
+F:\tdrivers/fx/
+
+FX SUBDRIVER
+M:\tSub Maintainer <sub@example.org>
+S:\tMaintained
+F:\tdrivers/fx/sub/
+
+THE REST
+M:\tSomeone <rest@example.org>
+L:\tlkml@example.org
+F:\t*
+F:\t*/
+"""
+
+
+@pytest.fixture(autouse=True)
+def git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A submitter identity even on a machine without git config."""
+    for i, (k, v) in enumerate([("user.name", "Test Submitter"),
+                                ("user.email", "submitter@example.org")]):
+        monkeypatch.setenv(f"GIT_CONFIG_KEY_{i}", k)
+        monkeypatch.setenv(f"GIT_CONFIG_VALUE_{i}", v)
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "2")
+
+
+def fixture_tree(root: Path, names: list[str]) -> Path:
+    files = {f"drivers/fx/{n}": (CONVERT_FIXTURES / n).read_text()
+             for n in names}
+    files["MAINTAINERS"] = MAINTAINERS
+    return make_tree(root, files)
+
+
+def records(tree: Path) -> list[dict[str, Any]]:
+    return [v for _, v in sorted(classify_tree(tree).items())]
+
+
+def run(tree: Path, recs: list[dict[str, Any]], target: convert.Target,
+        wt: Path) -> dict[str, Any]:
+    return split.run(tree, wt, recs, target, None, 1, "refsweep convert "
+                     "--tree fx", log=lambda _s: None)
+
+
+def branch_text(wt: Path, summary: dict[str, Any], path: str) -> str:
+    commit = summary["all_branch"]["commit"]
+    return split.git(wt, "show", f"{commit}:{path}")
+
+
+def stub_header(path: Path) -> Path:
+    """Distinct atomic types and every operation, for GCC."""
+    widths = {"": "int", "64": "long long", "_long": "long"}
+    lines = ["struct seq_file;", "void kfree(const void *);",
+             "int seq_printf(struct seq_file *, const char *, ...);",
+             "typedef struct { int counter; } atomic_t;",
+             "typedef struct { long long counter; } atomic64_t;",
+             "typedef struct { long counter; } atomic_long_t;",
+             "typedef struct { atomic_t a; } atomic_unchecked_t;",
+             "typedef struct { atomic64_t a; } atomic64_unchecked_t;",
+             "typedef struct { atomic_long_t a; } atomic_long_unchecked_t;",
+             "typedef struct { atomic_t refs; } refcount_t;",
+             "#define ATOMIC_INIT(i) { (i) }",
+             "#define ATOMIC_UNCHECKED_INIT(i) { ATOMIC_INIT(i) }",
+             "#define REFCOUNT_INIT(i) { .refs = ATOMIC_INIT(i) }"]
+    bases = sorted(atomic_api._BASES)
+    for w, ctype in widths.items():
+        t = {"": "atomic_t", "64": "atomic64_t", "_long": "atomic_long_t"}[w]
+        u = t.replace("_t", "_unchecked_t")
+        for base in bases:
+            last = base in atomic_api._COUNTER_LAST
+            for name, typ in ((f"atomic{w}_{base}", t),
+                              (f"atomic{w}_{base}_unchecked", u)):
+                params = f"{ctype} i, {typ} *v" if last else f"{typ} *v, ..."
+                lines.append(f"{ctype} {name}({params});")
+    for name in sorted(set(convert.REFCOUNT_OPS.values())):
+        lines.append(f"int {name}(refcount_t *r, ...);")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def compiles(tmp: Path, name: str, text: str) -> subprocess.CompletedProcess[
+        str]:
+    src = tmp / name
+    src.write_text(text, encoding="utf-8")
+    return subprocess.run(
+        ["gcc", "-fsyntax-only", "-Werror=incompatible-pointer-types",
+         "-Werror=int-conversion", "-include", str(stub_header(
+             tmp / "stub.h")), str(src)],
+        capture_output=True, text=True, check=False)
+
+
+def test_fixtures_compile_before_conversion(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "shared.h").write_text((CONVERT_FIXTURES / "shared.h")
+                                       .read_text())
+    for path in sorted(CONVERT_FIXTURES.glob("*.c")):
+        name = "sub/user.c" if path.name == "sub_user.c" else path.name
+        res = compiles(tmp_path, name, path.read_text())
+        assert res.returncode == 0, res.stderr
+
+
+def test_unchecked_converts_groups_and_compiles(tmp_path: Path) -> None:
+    tree = fixture_tree(tmp_path / "tree", ["stats_group.c", "refs_map.c"])
+    recs = records(tree)
+    wt = tmp_path / "wt"
+    summary = run(tree, recs, convert.unchecked_target(None), wt)
+    [sec] = summary["sections"]
+    assert sec["section"] == "FX DRIVER"
+    assert sec["variables"] == [
+        "drivers/fx/stats_group.c:fx_cv_next_id", "struct fx_cv_stats.bytes",
+        "struct fx_cv_stats.rx", "struct fx_cv_stats.tx"]
+    text = branch_text(wt, summary, "drivers/fx/stats_group.c")
+    assert "static void fx_cv_bump(atomic_unchecked_t *v)" in text
+    assert "static atomic_unchecked_t fx_cv_next_id = " \
+           "ATOMIC_UNCHECKED_INIT(0);" in text
+    assert "atomic64_add_unchecked(len, &s->bytes)" in text
+    refs = branch_text(wt, summary, "drivers/fx/refs_map.c")
+    assert "unchecked" not in refs
+    res = compiles(tmp_path, "stats_group.c", text)
+    assert res.returncode == 0, res.stderr
+
+
+@pytest.mark.parametrize("final", ["refcount", "usage", "unknown"])
+def test_checked_member_keeps_whole_group(tmp_path: Path,
+                                          final: str) -> None:
+    """A human's refcount/usage/unknown on tx keeps rx (its helper group
+    partner, a statistic) unconverted too, and the helper untouched."""
+    tree = fixture_tree(tmp_path / "tree", ["stats_group.c"])
+    recs = copy.deepcopy(records(tree))
+    for r in recs:
+        if r["key"] == "struct fx_cv_stats.tx":
+            r.update(final=final, source="human", reviewer="t",
+                     reason="fixture")
+    summary = run(tree, recs, convert.unchecked_target(None),
+                  tmp_path / "wt")
+    converted = {k for s in summary["sections"] for k in s["variables"]}
+    assert "struct fx_cv_stats.rx" not in converted
+    assert "struct fx_cv_stats.tx" not in converted
+    assert "struct fx_cv_stats.bytes" in converted
+    [blocked] = [b for b in summary["blocked"]
+                 if "struct fx_cv_stats.rx" in b["keys"]]
+    assert blocked["keys"] == ["struct fx_cv_stats.rx",
+                               "struct fx_cv_stats.tx"]
+    assert any(f"struct fx_cv_stats.tx is {final} (human" in r
+               for r in blocked["reasons"])
+    text = branch_text(tmp_path / "wt", summary, "drivers/fx/stats_group.c")
+    assert "fx_cv_bump(atomic_t *v)" in text
+    assert "atomic_t rx;" in text and "atomic_t tx;" in text
+    assert compiles(tmp_path, "s.c", text).returncode == 0
+
+
+def test_wrap_by_design_refcount_converts_with_reason(tmp_path: Path
+                                                      ) -> None:
+    tree = fixture_tree(tmp_path / "tree", ["refs_map.c"])
+    recs = copy.deepcopy(records(tree))
+    for r in recs:
+        if r["key"] == "struct fx_rm_obj.refs":
+            r.update(wrap_by_design=True,
+                     wrap_evidence=["adds a bias at refs_map.c:1"])
+    wt = tmp_path / "wt"
+    summary = run(tree, recs, convert.unchecked_target(None), wt)
+    [sec] = summary["sections"]
+    assert sec["variables"] == ["struct fx_rm_obj.refs"]
+    msg = split.git(wt, "log", "-1", "--format=%B", sec["commit"])
+    assert "wraps by design (rule verdict refcount)" in msg
+    assert "adds a bias at refs_map.c:1" in msg
+    assert "Signed-off-by: Test Submitter <submitter@example.org>" in msg
+
+
+def test_refcount_target_lists_blocking_op(tmp_path: Path) -> None:
+    tree = fixture_tree(tmp_path / "tree", ["refs_map.c", "stats_group.c"])
+    wt = tmp_path / "wt"
+    summary = run(tree, records(tree), convert.REFCOUNT_TARGET, wt)
+    [sec] = summary["sections"]
+    assert sec["variables"] == ["struct fx_rm_obj.refs"]
+    text = branch_text(wt, summary, "drivers/fx/refs_map.c")
+    assert "refcount_t refs;" in text
+    assert "if (refcount_dec_and_test(&o->refs))" in text
+    assert "refcount_set(&o->refs, 1);" in text
+    assert "atomic_inc_return(&p->users)" in text
+    [blocked] = summary["blocked"]
+    assert blocked["keys"] == ["struct fx_rm_pool.users"]
+    assert any(r.startswith("atomic_inc_return at drivers/fx/refs_map.c:36"
+                            " has no refcount_t") for r in blocked["reasons"])
+    assert compiles(tmp_path, "r.c", text).returncode == 0
+
+
+def test_regeneration_is_byte_identical(tmp_path: Path) -> None:
+    tree = fixture_tree(tmp_path / "tree", ["stats_group.c"])
+    recs = records(tree)
+    outs = []
+    for i in range(2):
+        wt = tmp_path / f"wt{i}"
+        run(tree, recs, convert.unchecked_target(None), wt)
+        out = tmp_path / f"out{i}"
+        series.write_all(wt, out)
+        outs.append({p.relative_to(out).as_posix(): p.read_bytes()
+                     for p in sorted(out.rglob("*"))
+                     if p.is_file() and p.name != "series.json"})
+    assert outs[0] == outs[1]
+    index = json.loads(outs[0]["index.json"])
+    assert [s["slug"] for s in index] == ["fx-driver"]
+    assert index[0]["to"] == [] or all("@" in a for a in index[0]["to"])
+    cover = outs[0]["fx-driver/0000-cover-letter.patch"].decode()
+    assert "*** SUBJECT HERE ***" not in cover
+    assert "*** BLURB HERE ***" not in cover
+
+
+def test_most_specific_section_owns(tmp_path: Path) -> None:
+    tree = make_tree(tmp_path / "t", {"MAINTAINERS": MAINTAINERS,
+                                      "drivers/fx/sub/a.c": "",
+                                      "drivers/fx/b.c": "", "kernel/c.c": ""})
+    owners = maintainers.Owners(tree)
+    assert owners.owner("drivers/fx/sub/a.c").name == "FX SUBDRIVER"
+    assert owners.owner("drivers/fx/b.c").name == "FX DRIVER"
+    assert owners.owner("kernel/c.c").name == "THE REST"
+    assert maintainers.slug("NFS, SUNRPC, AND LOCKD CLIENTS") == \
+        "nfs-sunrpc-and-lockd-clients"
+    assert maintainers.subject_prefix(tree, ["drivers/scsi/lpfc/lpfc_init.c"]
+                                      ) == "scsi: lpfc: "
+    assert maintainers.subject_prefix(tree, ["net/sunrpc/xprt.c"]) == \
+        "net: sunrpc: "
+
+
+def test_bad_verdict_file_is_one_line_error(tmp_path: Path) -> None:
+    bad = tmp_path / "v.jsonl"
+    bad.write_text('{"key": "x", "verdict": "id"}\nnot json\n')
+    res = subprocess.run([str(Path(__file__).parent.parent / "bin" /
+                               "refsweep"), "convert", "--tree",
+                          str(tmp_path), "--verdicts", str(bad)],
+                         capture_output=True, text=True, check=False)
+    assert res.returncode == 1
+    assert res.stderr.strip() == \
+        f"refsweep: error: {bad}:2: not JSON: Expecting value"
+
+
+def test_file_shared_by_two_sections(tmp_path: Path) -> None:
+    """Each section's commit changes only its own lines of a file both
+    touch; the whole-churn branch has both."""
+    files = {f"drivers/fx/{n}": (CONVERT_FIXTURES / n).read_text()
+             for n in ("shared.h", "shared.c")}
+    files["drivers/fx/sub/user.c"] = (CONVERT_FIXTURES /
+                                      "sub_user.c").read_text()
+    files["MAINTAINERS"] = MAINTAINERS
+    tree = make_tree(tmp_path / "tree", files)
+    wt = tmp_path / "wt"
+    summary = run(tree, records(tree), convert.unchecked_target(None), wt)
+    by_name = {s["section"]: s for s in summary["sections"]}
+    assert by_name["FX DRIVER"]["variables"] == ["struct fx_sh_stats.hits"]
+    assert by_name["FX SUBDRIVER"]["variables"] == [
+        "drivers/fx/sub/user.c:fx_sub_events"]
+    assert by_name["FX DRIVER"]["cross_section_files"] == [
+        "drivers/fx/sub/user.c"]
+    drv = split.git(wt, "show", by_name["FX DRIVER"]["commit"])
+    sub = split.git(wt, "show", by_name["FX SUBDRIVER"]["commit"])
+    def changed(show: str) -> str:
+        return "\n".join(ln for ln in show.splitlines()
+                         if ln.startswith(("+\t", "-\t", "+static",
+                                           "-static")))
+
+    assert "+\tatomic_inc_unchecked(&s->hits);" in changed(drv)
+    assert "fx_sub_events" not in changed(drv)
+    assert "+\tatomic_inc_unchecked(&fx_sub_events);" in changed(sub)
+    assert "hits" not in changed(sub)
+    assert summary["all_branch"]["differs"] == []
+    both = branch_text(wt, summary, "drivers/fx/sub/user.c")
+    assert "atomic_inc_unchecked(&s->hits)" in both
+    assert "static atomic_unchecked_t fx_sub_events;" in both
+    (tmp_path / "c" / "sub").mkdir(parents=True)
+    (tmp_path / "c" / "shared.h").write_text(
+        branch_text(wt, summary, "drivers/fx/shared.h"))
+    res = compiles(tmp_path / "c", "sub/user.c", both)
+    assert res.returncode == 0, res.stderr
