@@ -35,7 +35,7 @@ pytest:
 
 mypy:
 	mypy --python-executable $(PYTHON) --strict --ignore-missing-imports \
-		refsweep bench/verdicts.py bench/labelled.py
+		refsweep bench/verdicts.py bench/labelled.py bench/carryover.py
 
 core-test: tree
 	core-patch/run-tests $(TREE)

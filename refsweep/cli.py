@@ -8,9 +8,8 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from refsweep import churn, classify, report, report_data, resolve, scan
-from refsweep import setup, spatch, summary, tree
-from refsweep import workdir
+from refsweep import churn, classify, report, resolve, scan, setup, spatch
+from refsweep import summary, tree, triage_cli, triage_db, workdir
 
 
 def _default_scan_path(tree_dir: Path) -> Path:
@@ -108,6 +107,11 @@ def cmd_classify(args: argparse.Namespace) -> int:
         run_scan(args.tree, path, args.jobs, args.paths, None, args.timeout)
         scans = [path]
     print(classify_scan(args.tree, scans, Path(args.json)))
+    # Human decisions: --triage DB, or the work dir's database if present.
+    db = Path(args.triage) if args.triage else triage_db.default_path()
+    if args.triage or db.is_file():
+        counts = triage_cli.annotate_file(db, args.tree, Path(args.json))
+        print(triage_cli.counts_line(counts) + f" ({db})")
     print(f"verdicts: {args.json}")
     return 0
 
@@ -127,32 +131,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         workdir.sub("verdicts") / f"{tree_dir.name}.jsonl"
     print(classify_scan(tree_dir, [scan_path], json_out))
     print(f"verdicts: {json_out} ({time.monotonic() - start:.0f}s in all)")
-    return 0
-
-
-def cmd_report(args: argparse.Namespace) -> int:
-    """Write the HTML, text and JSON triage reports of one tree."""
-    verdicts = Path(args.verdicts) if args.verdicts else \
-        workdir.sub("verdicts") / f"{args.tree.name}.jsonl"
-    if not verdicts.is_file():
-        raise report.ReportError(f"{verdicts}: no verdicts; run 'refsweep "
-                                 f"classify --tree {args.tree}' first")
-    try:
-        records = report_data.load_records(verdicts)
-    except ValueError as e:
-        raise report.ReportError(str(e)) from e
-    meta = {"tree": f"Linux {tree.kernel_version(args.tree)}"
-                    if tree.is_kernel_tree(args.tree) else str(args.tree),
-            "verdicts": str(verdicts)}
-    out = Path(args.out)
-    start = time.monotonic()
-    data = report.write(records, args.tree, out, meta,
-                        report_data.directory_section,
-                        Path(args.series) if args.series else None,
-                        Path(args.compare) if args.compare else None)
-    print((out / "summary.txt").read_text(encoding="utf-8"), end="")
-    print(f"report: {len(data['subsystems'])} subsystems -> "
-          f"{out / 'index.html'} ({time.monotonic() - start:.1f}s)")
     return 0
 
 
@@ -195,17 +173,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--scan", action="append", default=[],
                    help="use this scan output (repeatable); default: scan")
     s.add_argument("--json", required=True, help="verdicts (JSON lines)")
+    s.add_argument("--triage", metavar="DB", help="record the verdicts in "
+                   "this triage database and add the final verdicts "
+                   "(default $REFSWEEP_WORK/triage.db when it exists)")
     s.set_defaults(func=cmd_classify)
 
-    s = sub.add_parser("report", help="HTML, text and JSON triage reports")
-    s.add_argument("--tree", type=_tree_arg, required=True)
-    s.add_argument("--out", required=True, help="output directory")
-    s.add_argument("--verdicts", help="verdict records (default: the work "
-                   "dir's verdicts of the tree)")
-    s.add_argument("--series", help="a 'refsweep series' output directory")
-    s.add_argument("--compare", help="an older report.json: also write "
-                   "what changed")
-    s.set_defaults(func=cmd_report)
+    triage_cli.add_parser(sub)
+    report.add_parser(sub, _tree_arg)
 
     s = sub.add_parser("run", help="the main job on the default tree")
     s.add_argument("source", nargs="?", default="6.12")
@@ -225,7 +199,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         code: int = args.func(args)
         return code
     except (tree.TreeError, scan.ScanError, spatch.SpatchError,
-            report.ReportError) as e:
+            triage_db.TriageError, report.ReportError) as e:
         print(f"refsweep: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

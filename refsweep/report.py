@@ -7,11 +7,15 @@ OUT/summary.txt the terminal summary.  With an older report.json to compare
 with, OUT/changes.{json,html,txt} say what changed.
 """
 
+import argparse
 import json
+import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
-from refsweep import report_data, report_html, report_text
+from refsweep import maintainers, report_data, report_html, report_text
+from refsweep import tree as trees
+from refsweep import triage_db, verdicts, workdir
 
 Record = dict[str, Any]
 
@@ -73,3 +77,66 @@ def write(records: list[Record], tree: Optional[Path], out: Path,
         (out / "changes.txt").write_text(report_text.changes_text(changes),
                                          encoding="utf-8")
     return report
+
+
+def sections_of(tree: Path) -> report_data.Sectioner:
+    """MAINTAINERS sections where the tree has the file, else directories.
+
+    The slugs are those ``refsweep series`` names its directories by, so a
+    subsystem page finds its series.
+    """
+    if not (tree / "MAINTAINERS").is_file():
+        return report_data.directory_section
+    owners = maintainers.Owners(tree)
+
+    def section(path: str) -> tuple[str, str]:
+        name = owners.owner(path).name
+        return name, maintainers.slug(name)
+    return section
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Write the HTML, text and JSON triage reports of one tree."""
+    start = time.monotonic()
+    path = Path(args.verdicts) if args.verdicts else \
+        workdir.sub("verdicts") / f"{args.tree.name}.jsonl"
+    if not path.is_file():
+        raise ReportError(f"{path}: no verdicts; run 'refsweep classify "
+                          f"--tree {args.tree} --json {path}' first")
+    try:
+        records = verdicts.read(path)
+    except verdicts.VerdictError as e:
+        raise ReportError(str(e)) from e
+    # Decisions as they are now: an explicit database always; the default
+    # one where the records were written without triage.
+    db = Path(args.triage) if args.triage else triage_db.default_path()
+    if args.triage or (db.is_file() and
+                       not all("final" in r for r in records)):
+        records = triage_db.apply(db, records, args.tree)
+    meta = {"tree": f"Linux {trees.kernel_version(args.tree)}"
+                    if trees.is_kernel_tree(args.tree) else str(args.tree),
+            "verdicts": str(path)}
+    out = Path(args.out)
+    data = write(records, args.tree, out, meta, sections_of(args.tree),
+                 Path(args.series) if args.series else None,
+                 Path(args.compare) if args.compare else None)
+    print((out / "summary.txt").read_text(encoding="utf-8"), end="")
+    print(f"report: {len(data['subsystems'])} subsystems -> "
+          f"{out / 'index.html'} ({time.monotonic() - start:.1f}s)")
+    return 0
+
+
+def add_parser(sub: Any, tree_arg: Callable[[str], Path]) -> None:
+    """The ``report`` subcommand."""
+    s = sub.add_parser("report", help="HTML, text and JSON triage reports")
+    s.add_argument("--tree", type=tree_arg, required=True)
+    s.add_argument("--out", required=True, help="output directory")
+    s.add_argument("--verdicts", help="verdict records (default: the work "
+                   "dir's verdicts of the tree)")
+    s.add_argument("--triage", metavar="DB", help="apply this triage "
+                   "database's decisions where the records have none "
+                   "(default $REFSWEEP_WORK/triage.db when it exists)")
+    s.add_argument("--series", help="a 'refsweep series' output directory")
+    s.add_argument("--compare", help="an older report.json: also write "
+                   "what changed")
+    s.set_defaults(func=cmd_report)

@@ -10,18 +10,19 @@ what a page shows cannot disagree.  Documentation/reports.rst documents
 the schema.
 """
 
-import json
 import re
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
+
+from refsweep import verdicts
 
 Record = dict[str, Any]
 
 SCHEMA_VERSION = 1
 VERDICTS = ("refcount", "usage", "statistic", "id", "state", "wraps",
             "unknown")
-WRAP_SAFE = ("statistic", "id", "state", "wraps")
+WRAP_SAFE = tuple(v for v in VERDICTS if v in verdicts.WRAP_SAFE)
 SOURCES = ("machine", "human", "stale")
 TYPES = ("atomic_t", "atomic64_t", "atomic_long_t")
 CONTEXT_LINES = 2
@@ -46,34 +47,6 @@ DECISIVE_USES: dict[str, tuple[str, ...]] = {
     "weak-conflict": ("zero-test", "wait-zero", "limit", "equality",
                       "value"),
 }
-
-
-def load_records(path: Path) -> list[Record]:
-    """Verdict records from a JSON-lines file; a bad line names itself."""
-    records = []
-    with open(path, encoding="utf-8") as f:
-        for no, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{path}:{no}: not a JSON object: {e.msg}") from e
-            if not isinstance(rec, dict) or "key" not in rec or \
-                    "verdict" not in rec:
-                raise ValueError(f"{path}:{no}: not a verdict record "
-                                 "(needs key and verdict)")
-            records.append(rec)
-    return records
-
-
-def final_of(rec: Record) -> str:
-    """The final verdict: triage's where applied, else the machine's."""
-    return str(rec.get("final") or rec["verdict"])
-
-
-def source_of(rec: Record) -> str:
-    return str(rec.get("source") or "machine")
 
 
 def anchor(key: str) -> str:
@@ -167,12 +140,13 @@ def excerpts(rec: Record, src: SourceLines) -> tuple[list[Record], int]:
 
 def variable_entry(rec: Record, src: SourceLines) -> Record:
     shown, left_out = excerpts(rec, src)
+    decision = verdicts.decision(rec)
     return {
         "key": rec["key"], "anchor": anchor(rec["key"]), "type": rec["type"],
         "decl": rec["decl"], "scope": rec.get("scope"),
-        "final": final_of(rec), "verdict": rec["verdict"],
+        "final": decision.final, "verdict": rec["verdict"],
         "rule": rec.get("rule"), "confidence": rec.get("confidence"),
-        "source": source_of(rec), "reviewer": rec.get("reviewer"),
+        "source": decision.source, "reviewer": rec.get("reviewer"),
         "reason": rec.get("reason"), "decided_at": rec.get("decided_at"),
         "wrap_by_design": bool(rec.get("wrap_by_design")),
         "wrap_evidence": list(rec.get("wrap_evidence") or []),

@@ -4,7 +4,8 @@
 import subprocess
 
 PACKAGES = (
-    "coccinelle", "sparse", "linux-source-6.12", "python3-pytest", "mypy",
+    "coccinelle", "sparse", "linux-source-6.12", "linux-source-6.1",
+    "python3-pytest", "mypy",
     "flex", "bison", "bc", "libelf-dev", "libssl-dev", "git", "perl",
     "gcc", "make", "xz-utils",
     # reports: templates, and the headless browser their test drives

@@ -19,6 +19,18 @@ import pytest
 from conftest import FIXTURES, TOP, make_tree
 
 REFSWEEP = str(TOP / "bin" / "refsweep")
+MAINTAINERS = """\
+FX DRIVERS
+M:\tAda Example <ada@example.org>
+L:\tfx-drivers@example.org
+S:\tMaintained
+F:\tdrivers/fx/
+
+FX NETWORKING
+M:\tBo Example <bo@example.org>
+S:\tMaintained
+F:\tnet/fx/
+"""
 LAYOUT = {
     "drivers/fx/rc_kfree.c": "rc_kfree.c",
     "drivers/fx/stat_pr_info.c": "stat_pr_info.c",
@@ -38,8 +50,9 @@ def refsweep(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]
 
 
 def classified_tree(root: Path, layout: dict[str, str]) -> tuple[Path, Path]:
-    tree = make_tree(root, {dest: (FIXTURES / src).read_text(encoding="utf-8")
-                            for dest, src in layout.items()})
+    files = {dest: (FIXTURES / src).read_text(encoding="utf-8")
+             for dest, src in layout.items()}
+    tree = make_tree(root, {**files, "MAINTAINERS": MAINTAINERS})
     verdicts = root.parent / f"{root.name}.jsonl"
     refsweep("classify", "--tree", str(tree), "--jobs", "1",
              "--json", str(verdicts))
@@ -72,8 +85,10 @@ def test_json_covers_every_record(written: Any) -> None:
     for verdict, n in report["totals"]["by_final"].items():
         assert n == sum(1 for r in records
                         if r.get("final", r["verdict"]) == verdict)
-    assert {s["slug"] for s in report["subsystems"]} == {
-        "drivers-fx", "net-fx", "fs-fx"}
+    # MAINTAINERS sections where one owns the file, THE REST otherwise
+    assert {s["name"]: s["slug"] for s in report["subsystems"]} == {
+        "FX DRIVERS": "fx-drivers", "FX NETWORKING": "fx-networking",
+        "THE REST": "the-rest"}
 
 
 def test_decisive_line_is_marked(written: Any) -> None:
@@ -152,8 +167,34 @@ def test_bad_verdicts_file_is_a_clear_error(tmp_path: Path, written: Any
     res = refsweep("report", "--tree", str(tmp_path), "--verdicts", str(bad),
                    "--out", str(tmp_path / "o"), check=False)
     assert res.returncode == 1
-    assert f"{bad}:2: not a JSON object" in res.stderr
+    assert f"{bad}:2: not JSON" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
+
+
+def test_human_decision_shows_as_final(tmp_path: Path, written: Any
+                                       ) -> None:
+    """A decision in a real triage database overrides the machine verdict."""
+    out, records, _report = written
+    tree = out.parent / "tree"
+    key = "struct fx_rc_kfree_obj.refs"
+    machine = next(r for r in records if r["key"] == key)["verdict"]
+    db = tmp_path / "triage.db"
+    verdicts = tmp_path / "v.jsonl"
+    refsweep("classify", "--tree", str(tree), "--json", str(verdicts),
+             "--triage", str(db))
+    refsweep("triage", "set", key, "usage", "--db", str(db),
+             "--reason", "teardown waits for the last user")
+    refsweep("report", "--tree", str(tree), "--verdicts", str(verdicts),
+             "--triage", str(db), "--out", str(tmp_path / "out"))
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    var = next(v for s in report["subsystems"] for v in s["variables"]
+               if v["key"] == key)
+    assert (machine, var["final"], var["source"]) == \
+        ("refcount", "usage", "human")
+    assert var["reason"] == "teardown waits for the last user"
+    assert report["totals"]["by_source"]["human"] == 1
+    text = (tmp_path / "out" / "text" / f"{var['subsystem']}.txt").read_text()
+    assert "Reason: teardown waits for the last user" in text
 
 
 def _browser() -> Any:
