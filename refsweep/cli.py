@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from refsweep import churn, classify, resolve, scan, setup, spatch, summary
-from refsweep import tree, triage_cli, triage_db, workdir
+from refsweep import churn, classify, report, resolve, scan, setup, spatch
+from refsweep import summary, tree, triage_cli, triage_db, workdir
 
 
 def _default_scan_path(tree_dir: Path) -> Path:
@@ -268,6 +268,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_list)
 
     triage_cli.add_parser(sub)
+    report.add_parser(sub, _tree_arg)
 
     s = sub.add_parser("run", help="the main job on the default tree")
     s.add_argument("source", nargs="?", default="6.12")
@@ -290,7 +291,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         code: int = args.func(args)
         return code
     except (tree.TreeError, scan.ScanError, spatch.SpatchError,
-            resolve.ResolveError, triage_db.TriageError) as e:
+            resolve.ResolveError, triage_db.TriageError,
+            report.ReportError) as e:
         print(f"refsweep: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

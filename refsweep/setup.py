@@ -8,6 +8,8 @@ PACKAGES = (
     "python3-pytest", "mypy",
     "flex", "bison", "bc", "libelf-dev", "libssl-dev", "git", "perl",
     "gcc", "make", "xz-utils", "parallel",
+    # reports: templates, and the headless browser their test drives
+    "python3-jinja2", "chromium", "chromium-driver", "python3-selenium",
 )
 
 
