@@ -126,3 +126,70 @@ def test_lkdtm_needs_a_built_kernel(tmp_path: Path) -> None:
     res = run("lkdtm-x86_64", str(tree), env={"REFSWEEP_WORK": str(tmp_path)})
     assert res.returncode == 2
     assert f"run core-patch/build-x86_64 {tree} first" in res.stderr
+
+
+def identity_env(tmp_path: Path, name: str = "", email: str = "") -> dict[str, str]:
+    """git sees only NAME/EMAIL as its user identity (none if empty)."""
+    env = {"HOME": str(tmp_path / "home"), "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_CONFIG_COUNT": "0"}
+    pairs = [(k, v) for k, v in (("user.name", name), ("user.email", email))
+             if v]
+    env["GIT_CONFIG_COUNT"] = str(len(pairs))
+    for i, (key, value) in enumerate(pairs):
+        env[f"GIT_CONFIG_KEY_{i}"] = key
+        env[f"GIT_CONFIG_VALUE_{i}"] = value
+    return env
+
+
+def test_export_series_refuses_without_an_identity(tmp_path: Path) -> None:
+    res = run("export-series", "--out", str(tmp_path / "out"),
+              str(CORE / "atomic" / "7.2"),
+              env=identity_env(tmp_path, name="Ada Lovelace"), cwd=tmp_path)
+    assert res.returncode == 2
+    assert "user.name and user.email must be set" in res.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_export_series_sends_as_the_submitter(tmp_path: Path) -> None:
+    src = CORE / "atomic" / "7.2"
+    out = tmp_path / "out"
+    res = run("export-series", "--out", str(out), str(src),
+              env=identity_env(tmp_path, "Ada Lovelace", "ada@example.org"),
+              cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    me = "Ada Lovelace <ada@example.org>"
+    patches = (src / "series").read_text().split()
+    assert (out / "series").read_text().split() == patches
+    for name in ["0000-cover-letter.patch", *patches]:
+        text = (out / name).read_text()
+        head, _, body = text.partition("\n\n")
+        assert f"\nFrom: {me}\n" in head + "\n", name
+        stored = [line for line in (src / name).read_text().splitlines()
+                  if line.startswith("From: ")][0][len("From: "):]
+        assert stored.strip() not in text, name
+        message = body.split("\n---\n")[0]
+        if name.startswith("0000"):
+            assert "Ada Lovelace (" in body
+        else:
+            assert message.count(f"Signed-off-by: {me}") == 1, name
+
+
+def test_stored_patches_are_signed_by_their_author() -> None:
+    """A stored patch is signed off by the identity in its From:."""
+    for series in sorted(CORE.glob("atomic/*/series")):
+        for name in series.read_text().split():
+            text = (series.parent / name).read_text()
+            head = text.split("\n\n")[0].replace("\n ", " ")
+            author = [line for line in head.splitlines()
+                      if line.startswith("From: ")][0][len("From: "):]
+            assert "refsweep@localhost" not in text, name
+            assert f"Signed-off-by: {author}" in text, name
+
+
+def test_prove_tests_refuses_an_unknown_case(tmp_path: Path) -> None:
+    tree = fake_tree(tmp_path, "7", "2")
+    res = run("prove-tests", str(tree), "percpu_ref", "nonsense",
+              env={"REFSWEEP_WORK": str(tmp_path / "work")})
+    assert res.returncode == 2
+    assert "unknown case nonsense" in res.stderr
+    assert not (tmp_path / "work" / "core-patch").exists()
