@@ -20,7 +20,7 @@ CORE_LTS  ?= $$($(REFSWEEP) tree 6.12)
 .PHONY: all run setup tree test pytest mypy core-test bench \
 	bench-deconverted bench-labelled bench-speed core-bench \
 	core-test-x86_64 core-build-x86_64 core-lkdtm-x86_64 core-bloat-x86_64 \
-	core-prove-tests clean
+	core-prove-tests core-sanitize-mutate clean
 
 all: run
 
@@ -91,6 +91,11 @@ core-lkdtm-x86_64: setup
 # UML build, then incremental rebuilds).
 core-prove-tests: setup
 	core-patch/prove-tests "$(CORE_TREE)"
+
+# Each slab_sanitize case fails under a mutant of the sanitize series
+# (one UML build, then one incremental rebuild per mutant).
+core-sanitize-mutate: setup
+	core-patch/sanitize/mutate "$(CORE_TREE)"
 
 # Code size with and without CONFIG_HARDENED_ATOMIC (two defconfig builds).
 core-bloat-x86_64: setup
