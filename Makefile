@@ -23,7 +23,7 @@ CORE_LTS  ?= $$($(REFSWEEP) tree 6.12)
 	bench-verdicts bench-deconverted bench-labelled bench-upstream \
 	bench-speed core-bench \
 	core-test-x86_64 core-build-x86_64 core-lkdtm-x86_64 core-bloat-x86_64 \
-	core-prove-tests \
+	core-prove-tests core-sanitize-mutate \
 	core-workload core-workload-short clean
 
 all: run
@@ -114,6 +114,11 @@ core-lkdtm-x86_64: setup
 # UML build, then incremental rebuilds).
 core-prove-tests: setup
 	core-patch/prove-tests "$(CORE_TREE)"
+
+# Each slab_sanitize case fails under a mutant of the sanitize series
+# (one UML build, then one incremental rebuild per mutant).
+core-sanitize-mutate: setup
+	core-patch/sanitize/mutate "$(CORE_TREE)"
 
 # Code size with and without CONFIG_HARDENED_ATOMIC (two defconfig builds).
 core-bloat-x86_64: setup
