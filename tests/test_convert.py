@@ -87,12 +87,12 @@ def stub_header(path: Path) -> Path:
              "#define ATOMIC_INIT(i) { (i) }",
              "#define ATOMIC_UNCHECKED_INIT(i) { ATOMIC_INIT(i) }",
              "#define REFCOUNT_INIT(i) { .refs = ATOMIC_INIT(i) }"]
-    bases = sorted(atomic_api._BASES)
+    bases = sorted(atomic_api.OPS)
     for w, ctype in widths.items():
         t = {"": "atomic_t", "64": "atomic64_t", "_long": "atomic_long_t"}[w]
         u = t.replace("_t", "_unchecked_t")
         for base in bases:
-            last = base in atomic_api._COUNTER_LAST
+            last = atomic_api.OPS[base].counter_last
             for name, typ in ((f"atomic{w}_{base}", t),
                               (f"atomic{w}_{base}_unchecked", u)):
                 params = f"{ctype} i, {typ} *v" if last else f"{typ} *v, ..."
