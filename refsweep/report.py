@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from refsweep import maintainers, report_data, report_html, report_text
+from refsweep import maintainers, report_data, report_text
 from refsweep import tree as trees
 from refsweep import triage_db, verdicts, workdir
 
@@ -65,6 +65,9 @@ def write(records: list[Record], tree: Optional[Path], out: Path,
     (out / "text").mkdir(parents=True, exist_ok=True)
     (out / "report.json").write_text(json.dumps(report, indent=1) + "\n",
                                      encoding="utf-8")
+    # Jinja2 comes with "refsweep setup": importing it here, not at the
+    # top, keeps "refsweep setup" runnable on a machine without it.
+    from refsweep import report_html
     report_html.write_pages(report, out, changes)
     for sec in report["subsystems"]:
         (out / "text" / f"{sec['slug']}.txt").write_text(
