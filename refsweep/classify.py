@@ -158,6 +158,27 @@ RULES: list[Rule] = [
 ]
 
 
+# The uses each rule decides on, for showing a reader the line that
+# decided (the reports mark it, the commit messages quote it).
+DECISIVE_USES: dict[str, tuple[Use, ...]] = {
+    "zero-release": (Use.ZERO_RELEASE,),
+    "inc-not-zero": (Use.ZERO_TEST,),
+    "zero-returned": (Use.ZERO_RETURNED,),
+    "zero-wake": (Use.ZERO_WAKE,),
+    "wait-zero": (Use.WAIT_ZERO,),
+    "zero-test": (Use.ZERO_TEST,),
+    "limit": (Use.LIMIT, Use.EQUALITY),
+    "gauge-value": (Use.VALUE,),
+    "unjudged-use": (Use.VALUE,),
+    "escapes": (Use.ESCAPE,),
+    "id": (Use.ID, Use.EQUALITY),
+    "print-only": (Use.PRINT,),
+    "write-only": (Use.MOD,),
+    "state": (Use.STATE_TEST, Use.MOD),
+    "weak-conflict": (Use.ZERO_TEST, Use.WAIT_ZERO, Use.LIMIT,
+                      Use.EQUALITY, Use.VALUE),
+}
+
 def decide(evidence: list[Evidence]) -> Decision:
     """The verdict for one variable's evidence.
 

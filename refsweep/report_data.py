@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
 from refsweep import verdicts
+from refsweep.classify import DECISIVE_USES
 
 Record = dict[str, Any]
 
@@ -27,26 +28,6 @@ SOURCES = ("machine", "human", "stale")
 TYPES = ("atomic_t", "atomic64_t", "atomic_long_t")
 CONTEXT_LINES = 2
 MAX_EXCERPTS = 12
-
-# Which evidence uses decided each rule: the lines a reviewer must read.
-DECISIVE_USES: dict[str, tuple[str, ...]] = {
-    "zero-release": ("zero-release",),
-    "inc-not-zero": ("zero-test",),
-    "zero-returned": ("zero-returned",),
-    "zero-wake": ("zero-wake",),
-    "wait-zero": ("wait-zero",),
-    "zero-test": ("zero-test",),
-    "limit": ("limit", "equality"),
-    "gauge-value": ("value",),
-    "unjudged-use": ("value",),
-    "escapes": ("escape",),
-    "id": ("id", "equality"),
-    "print-only": ("print",),
-    "write-only": ("mod",),
-    "state": ("state-test", "mod"),
-    "weak-conflict": ("zero-test", "wait-zero", "limit", "equality",
-                      "value"),
-}
 
 
 def anchor(key: str) -> str:

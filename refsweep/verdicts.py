@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any, NamedTuple, Optional
 
+from refsweep.classify import DECISIVE_USES
+
 Record = dict[str, Any]
 
 # Final verdicts that allow a counter to wrap (and "wraps": a human said it
@@ -75,10 +77,7 @@ def decisive_evidence(rec: Record) -> Optional[str]:
     """One short line: the operation that decided the verdict."""
     if rec.get("wrap_evidence"):
         return str(rec["wrap_evidence"][0])
-    wanted = {
-        "id": ("id",), "print-only": ("print",), "state": ("state-test",
-                                                           "mod"),
-    }.get(str(rec.get("rule")), ())
+    wanted = DECISIVE_USES.get(str(rec.get("rule")), ())
     strong = [e for e in rec.get("evidence", []) if not e.get("weak")]
     for e in strong:
         if e.get("use") in wanted:
