@@ -41,7 +41,9 @@ def _read_key(inp: TextIO, out: TextIO) -> Optional[str]:
         fd = inp.fileno()
         saved = termios.tcgetattr(fd)
         try:
-            tty.setcbreak(fd)
+            # TCSANOW, not setcbreak's default TCSAFLUSH: a key typed
+            # before the prompt was read must not be thrown away.
+            tty.setcbreak(fd, termios.TCSANOW)
             ch = os.read(fd, 1).decode("utf-8", "replace")
         finally:
             termios.tcsetattr(fd, termios.TCSADRAIN, saved)

@@ -295,6 +295,30 @@ def test_next_on_a_terminal(db: Path) -> None:
     assert (d.verdict, d.reason) == ("id", "a serial number")
 
 
+def test_next_keeps_a_key_typed_ahead(db: Path) -> None:
+    """A key typed before the prompt is answered, not flushed when the
+    terminal is switched to one-key mode (a fast typist, a loaded
+    machine)."""
+    master, slave = pty.openpty()
+    os.write(master, b"s")                  # before the program even starts
+    proc = subprocess.Popen(
+        [str(TOP / "bin" / "refsweep"), "triage", "next", "--db", str(db),
+         "--reviewer", REVIEWER, "--limit", "1"],
+        stdin=slave, stdout=slave, stderr=slave)
+    os.close(slave)
+    try:
+        _read_until(master, b"reason: ")
+        os.write(master, b"only printed\n")
+        _read_until(master, b"decision(s) recorded")
+        assert proc.wait(timeout=60) == 0
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+    d = triage_db.current_decisions(triage_db.connect(db))["struct tri.f0"]
+    assert (d.verdict, d.reason) == ("statistic", "only printed")
+
+
 def test_list_filters(db: Path) -> None:
     _set(db, "struct tri.f0", "statistic", "printed")
     res = refsweep("triage", "list", "--db", str(db), "--source", "human")
