@@ -137,8 +137,9 @@ core-bloat-x86_64: setup
 # workload; counts overflow reports, hangs and oopses.  core-workload: 10
 # minutes of workload on the newest tree and on 6.12 (a build each);
 # core-workload-short: one round of every phase on CORE_TREE (not in
-# `make test`: it needs qemu and an x86_64 kernel build of its own).  WORKLOAD_ARGS passes more options (--series DIR, --extra
-# DIR, --duration S, ...: core-patch/workload/run).
+# `make test`: it needs qemu and an x86_64 kernel build of its own).
+# WORKLOAD_ARGS passes more options (--series DIR, --extra DIR,
+# --duration S, ...: core-patch/workload/run).
 WORKLOAD_ARGS ?=
 core-workload: setup
 	@status=0; for t in "$(CORE_TREE)" "$(CORE_LTS)"; do \
