@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """bin/refsweep triage end to end: export/import, bad input, triage next."""
 
+import contextlib
 import filecmp
 import os
 import pty
@@ -8,6 +9,7 @@ import select
 import subprocess
 import time
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -270,14 +272,31 @@ def _read_until(fd: int, text: bytes, timeout: float = 60) -> bytes:
     return buf
 
 
-def test_next_on_a_terminal(db: Path) -> None:
-    """One key without Enter, as on a real terminal (a pseudo-terminal)."""
+@contextlib.contextmanager
+def _next_on_a_terminal(db: Path, *args: str,
+                        typed_ahead: bytes = b"") -> Iterator[int]:
+    """Run "triage next" on a pseudo-terminal; yields its master side.
+    TYPED_AHEAD is written before the program starts."""
     master, slave = pty.openpty()
+    if typed_ahead:
+        os.write(master, typed_ahead)
     proc = subprocess.Popen(
         [str(TOP / "bin" / "refsweep"), "triage", "next", "--db", str(db),
-         "--reviewer", REVIEWER], stdin=slave, stdout=slave, stderr=slave)
+         "--reviewer", REVIEWER, *args],
+        stdin=slave, stdout=slave, stderr=slave)
     os.close(slave)
     try:
+        yield master
+        assert proc.wait(timeout=60) == 0
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_next_on_a_terminal(db: Path) -> None:
+    """One key without Enter, as on a real terminal (a pseudo-terminal)."""
+    with _next_on_a_terminal(db) as master:
         _read_until(master, b"[q]uit? ")
         os.write(master, b"i")              # no Enter
         _read_until(master, b"reason: ")
@@ -286,11 +305,6 @@ def test_next_on_a_terminal(db: Path) -> None:
         os.write(master, b"q")
         out = _read_until(master, b"decision(s) recorded")
         assert b"next: 1 decision(s) recorded" in out
-        assert proc.wait(timeout=60) == 0
-    finally:
-        os.close(master)
-        if proc.poll() is None:
-            proc.kill()
     d = triage_db.current_decisions(triage_db.connect(db))["struct tri.f0"]
     assert (d.verdict, d.reason) == ("id", "a serial number")
 
@@ -299,22 +313,11 @@ def test_next_keeps_a_key_typed_ahead(db: Path) -> None:
     """A key typed before the prompt is answered, not flushed when the
     terminal is switched to one-key mode (a fast typist, a loaded
     machine)."""
-    master, slave = pty.openpty()
-    os.write(master, b"s")                  # before the program even starts
-    proc = subprocess.Popen(
-        [str(TOP / "bin" / "refsweep"), "triage", "next", "--db", str(db),
-         "--reviewer", REVIEWER, "--limit", "1"],
-        stdin=slave, stdout=slave, stderr=slave)
-    os.close(slave)
-    try:
+    with _next_on_a_terminal(db, "--limit", "1",
+                             typed_ahead=b"s") as master:
         _read_until(master, b"reason: ")
         os.write(master, b"only printed\n")
         _read_until(master, b"decision(s) recorded")
-        assert proc.wait(timeout=60) == 0
-    finally:
-        os.close(master)
-        if proc.poll() is None:
-            proc.kill()
     d = triage_db.current_decisions(triage_db.connect(db))["struct tri.f0"]
     assert (d.verdict, d.reason) == ("statistic", "only printed")
 
