@@ -197,6 +197,48 @@ def effect_of(op: AtomicOp, args: list[str]) -> Effect:
     return sem.effect
 
 
+def signed_amount(op: AtomicOp, args: list[str]) -> bool:
+    """Whether the amount OP adds or subtracts is a difference
+    ("new - old", "len - hdr"), whose sign the code does not show."""
+    sem = op.semantics
+    if sem.effect not in (Effect.INCREASE, Effect.DECREASE) or \
+            sem.operand is None or sem.operand >= len(args):
+        return False
+    return _has_binary_minus(args[sem.operand])
+
+
+def _has_binary_minus(expr: str) -> bool:
+    """A subtraction at the top level of EXPR, outer parentheses aside
+    (not "-x", "a->b", "i--", "f(a - b)")."""
+    expr = expr.strip()
+    while expr.startswith("(") and _closes_at_end(expr):
+        expr = expr[1:-1].strip()
+    depth = 0
+    prev = ""
+    for i, ch in enumerate(expr):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "-" and depth == 0 and prev and \
+                (prev.isalnum() or prev in "_)]") and \
+                expr[i + 1:i + 2] not in (">", "-", "="):
+            return True
+        if not ch.isspace():
+            prev = ch
+    return False
+
+
+def _closes_at_end(expr: str) -> bool:
+    """Whether the "(" EXPR starts with is closed by its last character."""
+    depth = 0
+    for i, ch in enumerate(expr):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth == 0:
+            return i == len(expr) - 1
+    return False
+
+
 def refine(op: AtomicOp, args: list[str]) -> AtomicOp:
     """OP with its effect for one call with ARGS."""
     return op._replace(effect=effect_of(op, args))

@@ -227,6 +227,11 @@ def classify_use(op: atomic_api.AtomicOp, op_pos: list[Any],
     """
     if op.waits:
         return Use.WAIT_ZERO, f"waited on with {op.name}()"
+    # Only a counter that moves up makes identifiers: the new value of
+    # "atomic_long_add_return(new - old, &v)" is a running total of
+    # something that also shrinks (an accounting delta), not an ID.
+    counts_up = op.increases and not op.is_read and \
+        not atomic_api.signed_amount(op, args)
     op_text = _call_text(text, op_pos)
     if ctx is None:
         return _bare_use(op, op_pos, text, args, functions)
@@ -242,7 +247,7 @@ def classify_use(op: atomic_api.AtomicOp, op_pos: list[Any],
             return Use.ZERO_RETURNED, "zero test returned to the caller"
         if cmp.operator:
             return _compare_use(op, cmp)
-        if op.increases and op.returns_value and not op.is_read:
+        if counts_up and op.returns_value:
             return Use.ID, "new value returned"
         if expr.strip() == op_text.strip():
             fn = lexical.function_at(functions, int(op_pos[1]))
@@ -267,7 +272,7 @@ def classify_use(op: atomic_api.AtomicOp, op_pos: list[Any],
                                      functions, op)
             if followed:
                 return followed
-        if op.increases and not op.is_read:
+        if counts_up:
             return Use.ID, f"new value stored in {lhs.strip()}"
         if op.is_exchange and op.base != "try_cmpxchg" and \
                 _constant_args(args[1:]):
@@ -294,14 +299,14 @@ def classify_use(op: atomic_api.AtomicOp, op_pos: list[Any],
             return _compare_use(op, cmp)
         if op.is_zero_test:
             return Use.ZERO_TEST, f"zero test passed to {callee}()"
-        if op.increases and not op.is_read:
+        if counts_up:
             return Use.ID, f"new value passed to {callee}()"
         if _is_print_call(text, callee, _call_open(
                 text, text.offset(int(op_pos[1]), int(op_pos[2])), callee)):
             return Use.PRINT, f"printed by {callee}()"
         return Use.VALUE, f"passed to {callee}()"
     if kind == "index":
-        if op.increases and not op.is_read:
+        if counts_up:
             return Use.ID, "new value used as an index"
         return Use.VALUE, "used as an index"
     return Use.VALUE, kind

@@ -69,6 +69,27 @@ def test_effect_of_call(call: str, effect: Effect) -> None:
     assert atomic_api.refine(op, args).effect is effect
 
 
+@pytest.mark.parametrize("call,signed", [
+    ("atomic_long_add_return(new - old, &v)", True),
+    ("atomic_add(len-hdr, &v)", True),
+    ("atomic_sub((a - b), &v)", True),
+    ("atomic_add(-1, &v)", False),          # a negative constant: known
+    ("atomic_add(p->len, &v)", False),      # "->" is not a minus
+    ("atomic_add(f(a - b), &v)", False),    # inside a call: not known
+    ("atomic_add((int)(a) - 1, &v)", True),
+    ("atomic_add_return(segs + delta, &v)", False),
+    ("atomic_add(i--, &v)", False),
+    ("atomic_set(&v, a - b)", False),       # not an amount
+    ("atomic_inc_return(&v)", False),
+])
+def test_signed_amount(call: str, signed: bool) -> None:
+    name, _sep, rest = call.partition("(")
+    op = atomic_api.decode(name)
+    assert op is not None
+    args = atomic_api.split_args(rest[:-1])
+    assert atomic_api.signed_amount(op, args) is signed
+
+
 def test_split_args_and_counter() -> None:
     args = atomic_api.split_args("f(a, b), &x->y[i, j], c")
     assert args == ["f(a, b)", "&x->y[i, j]", "c"]
