@@ -127,11 +127,16 @@ sys.path.insert(0, sys.argv[1])
 from pathlib import Path
 from refsweep import triage_db
 conn = triage_db.connect(Path(sys.argv[2]))
-name = sys.argv[3]
+name, other = sys.argv[3], sys.argv[4]
 print(time.time(), flush=True)
 for i in range(1000):
     triage_db.decide(conn, f"struct tri.f{i % 10}", "usage",
                      f"{name} decision {i}", name)
+    # Overlap for certain, however the processes are scheduled: after
+    # its first decision each writer waits for one of the other's.
+    while i == 0 and not any(d.reviewer == other
+                             for d in triage_db.history(conn)):
+        time.sleep(0.01)
 print(time.time(), flush=True)
 """
 
@@ -140,8 +145,9 @@ def test_two_writers_lose_nothing(db: sqlite3.Connection,
                                   tmp_path: Path) -> None:
     path = tmp_path / "t.db"
     procs = [subprocess.Popen([sys.executable, "-c", _WRITER, str(TOP),
-                               str(path), name], stdout=subprocess.PIPE,
-                              text=True) for name in ("alice", "bob")]
+                               str(path), name, other],
+                              stdout=subprocess.PIPE, text=True)
+             for name, other in (("alice", "bob"), ("bob", "alice"))]
     spans = []
     for p in procs:
         out, _err = p.communicate(timeout=600)
