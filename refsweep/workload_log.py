@@ -78,6 +78,8 @@ class PhaseStats:
     secs: int = 0
     last_out: str = ""
 
+CPUS_UP = re.compile(r"smp: Brought up \d+ nodes?, (\d+) CPUs?")
+
 
 @dataclass
 class Run:
@@ -94,6 +96,7 @@ class Run:
     oopses: list[Event] = field(default_factory=list)
     warnings: list[Event] = field(default_factory=list)
     hangs: list[Event] = field(default_factory=list)
+    cpus: int = 0                 # "smp: Brought up N nodes, M CPUs"
 
     def phase(self, name: str) -> PhaseStats:
         return self.phases.setdefault(name, PhaseStats())
@@ -128,6 +131,10 @@ def parse(lines: Iterable[str]) -> Run:
         m = SUBTEST.match(line)
         if m:
             suite = m.group("name")
+            continue
+        m = CPUS_UP.search(line)
+        if m:
+            run.cpus = int(m.group(1))
             continue
         m = SUITE_RESULT.match(line)
         if m and suite and m.group("name") == suite:

@@ -158,9 +158,10 @@ def test_explanations_by_function_and_by_suite(tmp_path: Path) -> None:
         raise AssertionError("a line without a reason was accepted")
 
 
-def summarize(log: Path, explained: Path) -> subprocess.CompletedProcess[str]:
+def summarize(log: Path, explained: Path,
+              *opts: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["/usr/bin/python3", str(WL / "summarize"),
-                           "--explained", str(explained), str(log)],
+                           "--explained", str(explained), *opts, str(log)],
                           capture_output=True, text=True, timeout=60)
 
 
@@ -177,16 +178,40 @@ def test_summarize_lists_each_report_and_fails_on_unexplained(
     assert res.stdout.rstrip().endswith("FAIL")
 
 
+CLEAN_RUN = ("workload-start\nworkload-phase: ns start round=1\n"
+             "workload-out: ns wl ns: ok 3 iterations\n"
+             "workload-phase: ns end round=1 rc=0 secs=5\n"
+             "workload-done rounds=1\n")
+
+
 def test_summarize_passes_a_clean_run(tmp_path: Path) -> None:
     log = tmp_path / "console.log"
-    log.write_text("workload-start\nworkload-phase: ns start round=1\n"
-                   "workload-out: ns wl ns: ok 3 iterations\n"
-                   "workload-phase: ns end round=1 rc=0 secs=5\n"
-                   "workload-done rounds=1\n", encoding="utf-8")
+    log.write_text(CLEAN_RUN, encoding="utf-8")
     res = summarize(log, WL / "explained.txt")
     assert res.returncode == 0, res.stdout
     assert "0 unexplained reports, 0 hangs, 0 oopses" in res.stdout
     assert res.stdout.rstrip().endswith("PASS")
+
+
+def test_summarize_fails_a_run_on_fewer_cpus_or_without_kunit(
+        tmp_path: Path) -> None:
+    """A clean workload is not enough: "-smp 2" must have given the kernel
+    two CPUs, and the boot-time KUnit suites must have run."""
+    log = tmp_path / "console.log"
+    one_cpu = "[    0.476000] smp: Brought up 1 node, 1 CPU\n"
+    two_cpus = "[    0.476000] smp: Brought up 1 node, 2 CPUs\n"
+    suite = ("[    1.0] KTAP version 1\n[    1.0] 1..1\n"
+             "[    1.1]     # Subtest: atomic_overflow\n"
+             "[    1.1]     ok 1 atomic_inc_test\n"
+             "[    1.2] ok 1 atomic_overflow\n")
+    cases = [(one_cpu + suite, "1 CPUs, 1 KUnit suites: FAIL"),
+             (two_cpus, "2 CPUs, 0 KUnit suites: FAIL"),
+             (two_cpus + suite, "2 CPUs, 1 KUnit suites: PASS")]
+    for head, verdict in cases:
+        log.write_text(head + CLEAN_RUN, encoding="utf-8")
+        res = summarize(log, WL / "explained.txt", "--cpus", "2", "--kunit")
+        assert res.stdout.rstrip().endswith(verdict), res.stdout
+        assert res.returncode == (0 if verdict.endswith("PASS") else 1)
 
 
 def test_summarize_names_an_unreadable_log(tmp_path: Path) -> None:
