@@ -63,3 +63,14 @@ def private_work_dir(tmp_path_factory: pytest.TempPathFactory,
 
 
 os.environ.setdefault("REFSWEEP_WORK", "/tmp/refsweep-test-work")
+
+
+@pytest.fixture
+def git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A submitter identity even on a machine without git config (the
+    convert and check tests export patches signed off by it)."""
+    for i, (k, v) in enumerate([("user.name", "Test Submitter"),
+                                ("user.email", "submitter@example.org")]):
+        monkeypatch.setenv(f"GIT_CONFIG_KEY_{i}", k)
+        monkeypatch.setenv(f"GIT_CONFIG_VALUE_{i}", v)
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "2")

@@ -27,13 +27,8 @@ FILES = ["kernel/audit.c", "kernel/auditsc.c", "kernel/audit.h",
          "kernel/audit_fsnotify.c", "kernel/auditfilter.c"]
 
 
-@pytest.fixture(autouse=True)
-def git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
-    for i, (k, v) in enumerate([("user.name", "Test Submitter"),
-                                ("user.email", "submitter@example.org")]):
-        monkeypatch.setenv(f"GIT_CONFIG_KEY_{i}", k)
-        monkeypatch.setenv(f"GIT_CONFIG_VALUE_{i}", v)
-    monkeypatch.setenv("GIT_CONFIG_COUNT", "2")
+# git_identity: tests/conftest.py, used by name.
+pytestmark = pytest.mark.usefixtures("git_identity")
 
 
 def test_audit_series_passes_check(tmp_path: Path) -> None:

@@ -40,14 +40,8 @@ F:\t*/
 """
 
 
-@pytest.fixture(autouse=True)
-def git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A submitter identity even on a machine without git config."""
-    for i, (k, v) in enumerate([("user.name", "Test Submitter"),
-                                ("user.email", "submitter@example.org")]):
-        monkeypatch.setenv(f"GIT_CONFIG_KEY_{i}", k)
-        monkeypatch.setenv(f"GIT_CONFIG_VALUE_{i}", v)
-    monkeypatch.setenv("GIT_CONFIG_COUNT", "2")
+# git_identity: tests/conftest.py, used by name.
+pytestmark = pytest.mark.usefixtures("git_identity")
 
 
 def fixture_tree(root: Path, names: list[str]) -> Path:

@@ -45,6 +45,13 @@ def test_every_table_entry_decodes() -> None:
         assert op is not None and op.base == base
 
 
+def _op_and_args(call: str) -> tuple[atomic_api.AtomicOp, list[str]]:
+    name, _sep, rest = call.partition("(")
+    op = atomic_api.decode(name)
+    assert op is not None
+    return op, atomic_api.split_args(rest[:-1])
+
+
 @pytest.mark.parametrize("call,effect", [
     ("atomic_add(1, &v)", Effect.INCREASE),
     ("atomic_add(-1, &v)", Effect.DECREASE),
@@ -61,10 +68,7 @@ def test_every_table_entry_decodes() -> None:
     ("atomic_inc(&v)", Effect.INCREASE),
 ])
 def test_effect_of_call(call: str, effect: Effect) -> None:
-    name, _sep, rest = call.partition("(")
-    op = atomic_api.decode(name)
-    assert op is not None
-    args = atomic_api.split_args(rest[:-1])
+    op, args = _op_and_args(call)
     assert atomic_api.effect_of(op, args) is effect
     assert atomic_api.refine(op, args).effect is effect
 
@@ -83,10 +87,7 @@ def test_effect_of_call(call: str, effect: Effect) -> None:
     ("atomic_inc_return(&v)", False),
 ])
 def test_signed_amount(call: str, signed: bool) -> None:
-    name, _sep, rest = call.partition("(")
-    op = atomic_api.decode(name)
-    assert op is not None
-    args = atomic_api.split_args(rest[:-1])
+    op, args = _op_and_args(call)
     assert atomic_api.signed_amount(op, args) is signed
 
 
