@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /// Convert chosen atomic_t, atomic64_t and atomic_long_t variables to
 /// atomic_unchecked_t (virtual "unchecked") or refcount_t (virtual
-/// "refcount"): their declarations, initializers, every operation on them
-/// and the atomic_t * parameters of helpers they are passed to.
+/// "refcount"): their declarations, initializers, every operation on them,
+/// the atomic_t * parameters of helpers they are passed to, pointers that
+/// hold allocated counters and local pointers an operation reaches them
+/// through.
 ///
 /// Which variables, which operation sites and which helper parameters is
 /// decided by refsweep (refsweep/convert.py) from the classifier's final
@@ -307,6 +309,97 @@ union tag { ...
   x[...];
   ... };
 
+// Members that hold a pointer to allocated counters ("atomic_t *hits"
+// filled by kcalloc(): refsweep/pointers.py).
+
+@depends on unchecked@
+typedef atomic_unchecked_t;
+identifier tag;
+identifier x : script:python(tag) { rs_member(tag, x) };
+@@
+struct tag { ...
+- atomic_t
++ atomic_unchecked_t
+  *x;
+  ... };
+
+@depends on unchecked@
+typedef atomic_unchecked_t;
+identifier tag;
+identifier x : script:python(tag) { rs_member(tag, x) };
+@@
+union tag { ...
+- atomic_t
++ atomic_unchecked_t
+  *x;
+  ... };
+
+@depends on unchecked@
+typedef atomic64_unchecked_t;
+identifier tag;
+identifier x : script:python(tag) { rs_member(tag, x) };
+@@
+struct tag { ...
+- atomic64_t
++ atomic64_unchecked_t
+  *x;
+  ... };
+
+@depends on unchecked@
+typedef atomic64_unchecked_t;
+identifier tag;
+identifier x : script:python(tag) { rs_member(tag, x) };
+@@
+union tag { ...
+- atomic64_t
++ atomic64_unchecked_t
+  *x;
+  ... };
+
+@depends on unchecked@
+typedef atomic_long_unchecked_t;
+identifier tag;
+identifier x : script:python(tag) { rs_member(tag, x) };
+@@
+struct tag { ...
+- atomic_long_t
++ atomic_long_unchecked_t
+  *x;
+  ... };
+
+@depends on unchecked@
+typedef atomic_long_unchecked_t;
+identifier tag;
+identifier x : script:python(tag) { rs_member(tag, x) };
+@@
+union tag { ...
+- atomic_long_t
++ atomic_long_unchecked_t
+  *x;
+  ... };
+
+@depends on refcount@
+typedef refcount_t;
+identifier tag;
+identifier x : script:python(tag) { rs_member(tag, x) };
+@@
+struct tag { ...
+- atomic_t
++ refcount_t
+  *x;
+  ... };
+
+@depends on refcount@
+typedef refcount_t;
+identifier tag;
+identifier x : script:python(tag) { rs_member(tag, x) };
+@@
+union tag { ...
+- atomic_t
++ refcount_t
+  *x;
+  ... };
+
 // ---------------------------------------------------------------------
 // Globals, statics and locals, with their initializers, by file,
 // enclosing function ("" at file scope) and name
@@ -325,6 +418,10 @@ T x@p[...];
 T x@p = ...;
 |
 T x@p[...] = ...;
+|
+T *x@p;
+|
+T *x@p = ...;
 )
 
 @script:python variable_ok@
@@ -398,6 +495,30 @@ expression E;
 - atomic_long_t
 + atomic_long_unchecked_t
   x@p[...] = ...;
+|
+- atomic_t
++ atomic_unchecked_t
+  *x@p;
+|
+- atomic_t
++ atomic_unchecked_t
+  *x@p = E;
+|
+- atomic64_t
++ atomic64_unchecked_t
+  *x@p;
+|
+- atomic64_t
++ atomic64_unchecked_t
+  *x@p = E;
+|
+- atomic_long_t
++ atomic_long_unchecked_t
+  *x@p;
+|
+- atomic_long_t
++ atomic_long_unchecked_t
+  *x@p = E;
 )
 
 @variable_r depends on refcount && variable_ok@
@@ -424,6 +545,14 @@ expression E;
 - atomic_t
 + refcount_t
   x@p[...] = ...;
+|
+- atomic_t
++ refcount_t
+  *x@p;
+|
+- atomic_t
++ refcount_t
+  *x@p = E;
 )
 
 // Designated initializers of converted members: { .x = ATOMIC_INIT(0) }.

@@ -278,7 +278,38 @@ def counters_at(lines: list[str], line: int, op: str) -> list[str]:
 
 def _names_var(counter: str, name: str) -> bool:
     m = re.search(r"(\w+)(?:\[[^]]*\])*\)*$", counter)
-    return m is not None and m.group(1) == name
+    if m is not None and m.group(1) == name:
+        return True
+    # a pointer-held counter plus an offset: "d->hits+i", "(p+n)"
+    base = re.match(r"^\(*([\w.>-]+?)\)*\+", counter)
+    return base is not None and _names_var(base.group(1), name)
+
+
+def local_pointer_decl(lines: list[str], line: int, local: str
+                       ) -> Optional[int]:
+    """The line (1-based) declaring LOCAL as a pointer to an atomic type,
+    the nearest one above LINE: the local an operation at LINE reaches a
+    counter through ("p_id = ip_idents + bucket; atomic_add_return(n,
+    p_id)").  A declaration in another function, or one spatch cannot
+    rewrite, leaves the line unchanged, and verify() undoes the group."""
+    decl = re.compile(r"\batomic(?:64|_long)?_t\s*\*\s*" + re.escape(local) +
+                      r"\s*[;=]")
+    for i in range(min(line, len(lines)) - 1, -1, -1):
+        if decl.search(lines[i]):
+            return i + 1
+    return None
+
+
+def _local_alias(counters: list[str], e: Record, path: str,
+                 lines: list[str]) -> Optional[tuple[str, int]]:
+    """(local, declaration line) when the counter of evidence E is one
+    plain local pointer of its function (resolve's local_alias_ops)."""
+    plain = sorted({c for c in counters if re.fullmatch(r"[A-Za-z_]\w*", c)})
+    if len(plain) != 1 or len(counters) != 1 or not e.get("function"):
+        return None
+    _path, line = split_at(e["at"])
+    decl = local_pointer_decl(lines, line, plain[0])
+    return None if decl is None else (plain[0], decl)
 
 
 def build_plan(tree: Path, records: list[Record], convert: list[Group],
@@ -301,6 +332,7 @@ def build_plan(tree: Path, records: list[Record], convert: list[Group],
     for g in convert:
         why: list[str] = []
         g_members, g_vars, g_ops, g_params = set(), set(), set(), set()
+        g_locals: set[tuple[str, str, str]] = set()
         g_files: set[str] = set()
         for key in g.keys:
             rec = by_key[key]
@@ -322,8 +354,8 @@ def build_plan(tree: Path, records: list[Record], convert: list[Group],
                 path, line = split_at(e["at"])
                 new = target.new_op(e["op"])
                 assert new is not None
-                counters = counters_at(_source_lines(tree, path, cache),
-                                       line, e["op"])
+                lines = _source_lines(tree, path, cache)
+                counters = counters_at(lines, line, e["op"])
                 if e.get("via"):
                     plain = [c for c in counters if re.fullmatch(r"\w+", c)]
                     if len(plain) != 1:
@@ -335,7 +367,16 @@ def build_plan(tree: Path, records: list[Record], convert: list[Group],
                         (e["function"], plain[0]))
                     counters = plain
                 else:
-                    counters = [c for c in counters if _names_var(c, name)]
+                    named = [c for c in counters if _names_var(c, name)]
+                    if not named:
+                        # reached through a local pointer: it converts too
+                        local = _local_alias(counters, e, path, lines)
+                        if local is not None:
+                            g_locals.add((path, e["function"], local[0]))
+                            decl_sites.setdefault(key, []).append(
+                                (path, local[1]))
+                            named = [local[0]]
+                    counters = named
                 if not counters:
                     why.append(f"{e['op']} at {e['at']}: counter {name} "
                                "not found in the source line")
@@ -350,7 +391,7 @@ def build_plan(tree: Path, records: list[Record], convert: list[Group],
         kept.append(g)
         group_files[g.gid] = sorted(g_files)
         members |= g_members
-        for path, fn, name in g_vars:
+        for path, fn, name in g_vars | g_locals:
             variables.setdefault(path, set()).add((fn, name))
         for path, line, op, c, new in g_ops:
             ops.setdefault(path, set()).add((line, op, c, new))

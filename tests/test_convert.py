@@ -70,6 +70,8 @@ def stub_header(path: Path) -> Path:
     """Distinct atomic types and every operation, for GCC."""
     widths = {"": "int", "64": "long long", "_long": "long"}
     lines = ["struct seq_file;", "void kfree(const void *);",
+             "void *kcalloc(unsigned long n, unsigned long size, int gfp);",
+             "#define GFP_KERNEL 0", "#define ENOMEM 12",
              "int seq_printf(struct seq_file *, const char *, ...);",
              "typedef struct { int counter; } atomic_t;",
              "typedef struct { long long counter; } atomic64_t;",
@@ -166,6 +168,61 @@ def test_checked_member_keeps_whole_group(tmp_path: Path,
     assert "fx_cv_bump(atomic_t *v)" in text
     assert "atomic_t rx;" in text and "atomic_t tx;" in text
     assert compiles(tmp_path, "s.c", text).returncode == 0
+
+
+def test_pointer_held_counters_convert_with_their_local_pointer(
+        tmp_path: Path) -> None:
+    """Counters allocated behind a pointer convert: the pointer's
+    declaration, every operation (through an offset too) and the local
+    pointer an operation reaches them through (as ip_idents_reserve()'s
+    p_id); otherwise the result would not compile."""
+    tree = fixture_tree(tmp_path / "tree", ["ptr_idents.c"])
+    wt = tmp_path / "wt"
+    summary = run(tree, records(tree), convert.unchecked_target(None), wt)
+    assert summary["blocked"] == []
+    [sec] = summary["sections"]
+    assert sec["variables"] == ["drivers/fx/ptr_idents.c:fx_idents",
+                                "struct fx_pi_dev.hits"]
+    text = branch_text(wt, summary, "drivers/fx/ptr_idents.c")
+    assert "static atomic_unchecked_t *fx_idents;" in text
+    assert "\tatomic_unchecked_t *hits;" in text
+    assert "\tatomic_unchecked_t *p_id;" in text
+    assert "atomic_read_unchecked(d->hits + i)" in text
+    res = compiles(tmp_path, "p.c", text)
+    assert res.returncode == 0, res.stderr
+
+
+def test_local_pointer_shared_with_a_checked_count_blocks(tmp_path: Path
+                                                          ) -> None:
+    """A local pointer aimed at an identifier and at a refcount cannot
+    change type: the classifier leaves the identifier unknown (its one
+    operation is ambiguous), and a human's "id" on it still converts
+    nothing, since the shared site ties it to the refcount."""
+    text = (CONVERT_FIXTURES / "ptr_idents.c").read_text()
+    text = text.replace("static atomic_t *fx_idents;", "static atomic_t "
+                        "*fx_idents;\nstatic atomic_t fx_users;").replace(
+        "\treturn atomic_add_return(segs, p_id) - segs;",
+        "\tif (!segs)\n\t\tp_id = &fx_users;\n"
+        "\treturn atomic_add_return(segs, p_id) - segs;\n}\n\n"
+        "void fx_pi_put(void *obj)\n{\n"
+        "\tif (atomic_dec_and_test(&fx_users))\n\t\tkfree(obj);")
+    tree = make_tree(tmp_path / "tree", {"MAINTAINERS": MAINTAINERS,
+                                         "drivers/fx/ptr_idents.c": text})
+    recs = copy.deepcopy(records(tree))
+    by_key = {r["key"]: r for r in recs}
+    assert by_key["drivers/fx/ptr_idents.c:fx_idents"]["verdict"] == \
+        "unknown"
+    assert by_key["drivers/fx/ptr_idents.c:fx_users"]["verdict"] == \
+        "refcount"
+    by_key["drivers/fx/ptr_idents.c:fx_idents"].update(
+        final="id", source="human", reviewer="t", reason="fixture")
+    summary = run(tree, recs, convert.unchecked_target(None),
+                  tmp_path / "wt")
+    converted = {k for s in summary["sections"] for k in s["variables"]}
+    assert converted == {"struct fx_pi_dev.hits"}
+    [blocked] = summary["blocked"]
+    assert blocked["keys"] == ["drivers/fx/ptr_idents.c:fx_idents",
+                               "drivers/fx/ptr_idents.c:fx_users"]
 
 
 def test_wrap_by_design_refcount_converts_with_reason(tmp_path: Path
