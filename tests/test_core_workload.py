@@ -8,6 +8,7 @@ core-patch/workload/init print.  The boot itself is `make core-workload`
 """
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -235,6 +236,7 @@ def test_run_refuses_bad_arguments_before_any_work(tmp_path: Path) -> None:
     cases = [
         (["--duration", "ten", str(tree)], "whole seconds, not 'ten'"),
         (["--sanitize", "some", str(tree)], "off, fast or full, not some"),
+        (["--suites", "mine", str(tree)], "all or own, not mine"),
         (["--series", str(tmp_path / "nope"), str(tree)], "no patch dir"),
         (["--extra", str(tmp_path), str(tree)], "is not a series directory"),
         (["--frobnicate", str(tree)], "unknown option --frobnicate"),
@@ -260,3 +262,19 @@ def test_workload_program_builds_and_runs_here(tmp_path: Path) -> None:
     bad = subprocess.run([str(wl), "fork", "0"], capture_output=True,
                          text=True, timeout=60)
     assert bad.returncode == 2 and "bad duration" in bad.stderr
+
+
+def test_every_churn_series_has_a_counter_list_entry() -> None:
+    """workload-churn/X.Y is what make-churn made of "counters": every
+    listed counter is converted in each tree's churn, and nothing else."""
+    churn = TOP / "core-patch" / "workload-churn"
+    keys = [line.split("#")[0].strip() for line in
+            (churn / "counters").read_text(encoding="utf-8").splitlines()]
+    keys = [k for k in keys if k]
+    assert keys
+    for series in sorted(churn.glob("*/series")):
+        text = "".join((series.parent / name).read_text(encoding="utf-8")
+                       for name in series.read_text().split())
+        converted = re.findall(r"^  (\S+): \w+ \((?:human|machine)", text,
+                               re.M)
+        assert sorted(converted) == sorted(keys), series
