@@ -2,7 +2,8 @@
 #
 # refsweep: PaX-style refcount overflow protection for the current kernel.
 #
-#   make run     the main job: install, prepare Linux 6.12, scan, classify
+#   make run     the main job: install, prepare the newest Linux, scan,
+#                classify
 #   make test    install, then every test (mypy, pytest, core-patch KUnit)
 #   make bench   correctness and speed benchmarks (long)
 
@@ -37,11 +38,12 @@ run: setup
 tree: setup
 	$(REFSWEEP) tree 6.12
 
-# The Python suites, then both kernel series' KUnit suites on both trees
-# (two UML builds).  The end-to-end check of a real series
+# The Python suites, both kernel series' KUnit suites on both trees (two
+# UML builds), then the short core-patch workload on the newest tree (an
+# x86_64 kernel under qemu).  The end-to-end check of a real series
 # (tests/test_check_kernel.py, an x86_64 build) is "make test-check-kernel".
 test: setup
-	$(MAKE) mypy pytest core-test
+	$(MAKE) mypy pytest core-test core-workload-short
 
 pytest:
 	$(PYTHON) -m pytest -q tests --ignore=tests/test_check_kernel.py
@@ -136,8 +138,9 @@ core-bloat-x86_64: setup
 # and slab sanitization, booted under qemu (x86-64, 2 CPUs) with a userland
 # workload; counts overflow reports, hangs and oopses.  core-workload: 10
 # minutes of workload on the newest tree and on 6.12 (a build each);
-# core-workload-short: one round of every phase on CORE_TREE (not in
-# `make test`: it needs qemu and an x86_64 kernel build of its own).
+# core-workload-short (in `make test`): one round of every phase, 5 s
+# each, on CORE_TREE, with only the series' own KUnit suites built in
+# (a smaller build; `make core-test` runs them under UML too).
 # WORKLOAD_ARGS passes more options (--series DIR, --extra DIR,
 # --duration S, ...: core-patch/workload/run).
 WORKLOAD_ARGS ?=
@@ -149,4 +152,4 @@ core-workload: setup
 
 core-workload-short: setup
 	core-patch/workload/run --duration 1 --slice 5 --grace 60 \
-		$(WORKLOAD_ARGS) "$(CORE_TREE)"
+		--suites own $(WORKLOAD_ARGS) "$(CORE_TREE)"

@@ -271,7 +271,11 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_parser(sub, _tree_arg)
 
     s = sub.add_parser("run", help="the main job on the default tree")
-    s.add_argument("source", nargs="?", default="6.12")
+    # The newest tree: the one patches are written against, and the core
+    # series' primary target (6.12 is its LTS backport).
+    s.add_argument("source", nargs="?", default="next",
+                   help="as for 'tree' (default: next, the newest Debian "
+                        "unstable carries)")
     s.add_argument("--jobs", "-j", type=int, default=jobs)
     s.add_argument("--timeout", type=int, default=spatch.DEFAULT_TIMEOUT)
     s.add_argument("--json", help="verdicts (default in the work dir)")

@@ -10,6 +10,9 @@ PACKAGES = (
     "gcc", "make", "xz-utils", "parallel",
     # reports: templates, and the headless browser their test drives
     "python3-jinja2", "chromium", "chromium-driver", "python3-selenium",
+    # core-patch workload: an x86-64 kernel under qemu, a static busybox
+    # userland in its initramfs, ext4 disk images
+    "qemu-system-x86", "busybox-static", "e2fsprogs",
 )
 
 
