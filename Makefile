@@ -24,7 +24,8 @@ CORE_LTS  ?= $$($(REFSWEEP) tree 6.12)
 	bench-verdicts bench-deconverted bench-labelled bench-upstream \
 	bench-speed core-bench \
 	core-test-x86_64 core-build-x86_64 core-lkdtm-x86_64 core-bloat-x86_64 \
-	core-prove-tests core-sanitize-mutate core-test-next test-check-kernel \
+	core-prove-tests core-prove-lkdtm core-sanitize-mutate core-test-next \
+	test-check-kernel \
 	core-workload core-workload-short clean
 
 all: run
@@ -124,6 +125,12 @@ core-lkdtm-x86_64: setup
 # UML build, then incremental rebuilds).
 core-prove-tests: setup
 	core-patch/prove-tests "$(CORE_TREE)"
+
+# The LKDTM atomic crash types fail under each mutant of
+# core-patch/atomic/mutants/ and pass intact (the workload kernel, lkdtm
+# phase only: one x86_64 build, then incremental rebuilds).
+core-prove-lkdtm: setup
+	core-patch/prove-lkdtm "$(CORE_TREE)"
 
 # Each slab_sanitize case fails under a mutant of the sanitize series
 # (one UML build, then one incremental rebuild per mutant).

@@ -193,3 +193,25 @@ def test_prove_tests_refuses_an_unknown_case(tmp_path: Path) -> None:
     assert res.returncode == 2
     assert "unknown case nonsense" in res.stderr
     assert not (tmp_path / "work" / "core-patch").exists()
+
+
+def test_prove_lkdtm_refuses_an_unknown_mutant(tmp_path: Path) -> None:
+    tree = fake_tree(tmp_path, "7", "2")
+    res = run("prove-lkdtm", str(tree), "no-fixup", "nonsense",
+              env={"REFSWEEP_WORK": str(tmp_path / "work")})
+    assert res.returncode == 2
+    assert "no mutant nonsense" in res.stderr
+    assert not (tmp_path / "work" / "core-patch").exists()
+
+
+def test_every_atomics_mutant_applies_to_the_series_file_it_breaks() -> None:
+    """Each mutant is a series directory (workload/run --extra) whose one
+    patch changes lib/hardened_atomic.c, the file it breaks."""
+    mutants = sorted((CORE / "atomic" / "mutants").glob("*/series"))
+    assert {m.parent.name for m in mutants} >= {"no-event-count",
+                                                 "no-fixup"}
+    for series in mutants:
+        [name] = series.read_text().split()
+        text = (series.parent / name).read_text()
+        assert "+++ b/lib/hardened_atomic.c" in text, name
+        assert text.count("\n+++ ") == 1, name
