@@ -10,6 +10,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 TOP = Path(__file__).resolve().parent.parent
 CORE = TOP / "core-patch"
 
@@ -186,21 +188,18 @@ def test_stored_patches_are_signed_by_their_author() -> None:
             assert f"Signed-off-by: {author}" in text, name
 
 
-def test_prove_tests_refuses_an_unknown_case(tmp_path: Path) -> None:
+@pytest.mark.parametrize("script, args, message", [
+    ("prove-tests", ["percpu_ref", "nonsense"], "unknown case nonsense"),
+    ("prove-lkdtm", ["no-fixup", "nonsense"], "no mutant nonsense"),
+])
+def test_prove_scripts_refuse_an_unknown_case(tmp_path: Path, script: str,
+                                              args: list[str],
+                                              message: str) -> None:
     tree = fake_tree(tmp_path, "7", "2")
-    res = run("prove-tests", str(tree), "percpu_ref", "nonsense",
+    res = run(script, str(tree), *args,
               env={"REFSWEEP_WORK": str(tmp_path / "work")})
     assert res.returncode == 2
-    assert "unknown case nonsense" in res.stderr
-    assert not (tmp_path / "work" / "core-patch").exists()
-
-
-def test_prove_lkdtm_refuses_an_unknown_mutant(tmp_path: Path) -> None:
-    tree = fake_tree(tmp_path, "7", "2")
-    res = run("prove-lkdtm", str(tree), "no-fixup", "nonsense",
-              env={"REFSWEEP_WORK": str(tmp_path / "work")})
-    assert res.returncode == 2
-    assert "no mutant nonsense" in res.stderr
+    assert message in res.stderr
     assert not (tmp_path / "work" / "core-patch").exists()
 
 
