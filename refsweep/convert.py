@@ -497,13 +497,15 @@ def run_spatch(tree: Path, plan: dict[str, Any], files: list[str],
             for line in out.splitlines():
                 if line.startswith("RSDONE "):
                     done.append(json.loads(line[7:]))
-            current = None
+            # --very-quiet names no file it starts; each exception
+            # (timeouts included) comes as "EXN: <exception> in <file>".
             for line in err.splitlines():
-                if line.startswith("HANDLING: "):
-                    current = line[10:].strip()
-                elif "timeout" in line or "Fatal error" in line or \
-                        "killed" in line:
-                    troubles[current or chunk[0]] = line.strip()
+                m = spatch._EXN.match(line.strip())
+                if m and m.group(2) in chunk:
+                    troubles[m.group(2)] = m.group(1)
+                elif line == "spatch killed":
+                    for f in chunk:
+                        troubles.setdefault(f, "batch killed")
         return done, troubles
 
     results: list[dict[str, Any]] = []

@@ -32,6 +32,20 @@ def make_tree(root: Path, files: dict[str, str]) -> Path:
     return root
 
 
+def slow_source(functions: int = 150, branches: int = 40) -> str:
+    """A generated file that takes spatch seconds to match."""
+    lines = ["struct sc_slow {\n\tatomic_t a;\n};\n"]
+    for f in range(functions):
+        lines.append(f"int sc_slow_{f}(struct sc_slow *b, int x)\n{{")
+        for i in range(branches):
+            lines.append(
+                f"\tif (x == {i}) {{ if (atomic_read(&b->a) > {i}) "
+                f"x += atomic_inc_return(&b->a); else if "
+                f"(atomic_dec_and_test(&b->a)) kfree(b); }}")
+        lines.append("\treturn x;\n}\n")
+    return "\n".join(lines)
+
+
 def scan_tree(tree: Path, jobs: int = 1) -> tuple[dict[str, Any],
                                                   list[dict[str, Any]]]:
     """Run the real scan over TREE and read it back."""

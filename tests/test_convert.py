@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from conftest import FIXTURES, classify_tree, make_tree
+from conftest import FIXTURES, classify_tree, make_tree, slow_source
 from refsweep import atomic_api, convert, maintainers, series, split
 
 CONVERT_FIXTURES = FIXTURES / "convert"
@@ -366,3 +366,32 @@ def test_group_spatch_cannot_rewrite_is_undone(tmp_path: Path) -> None:
     assert "atomic_inc(&fx_dl_rx);" in text
     assert "atomic_inc_unchecked(&fx_dl_events);" in text
     assert compiles(tmp_path, "d.c", text).returncode == 0
+
+
+def test_spatch_timeout_names_the_file_and_blocks_its_groups(
+        tmp_path: Path) -> None:
+    """A file spatch times out on is named with spatch's own exception
+    (it runs --very-quiet, so only its "EXN:" lines say which file), and
+    the group declared there stays unconverted; the other file of the
+    same spatch run converts."""
+    stats = ("\nstatic atomic_t fx_slow_ids;\n\n"
+             "int fx_slow_new_id(void)\n{\n"
+             "\treturn atomic_inc_return(&fx_slow_ids);\n}\n")
+    tree = make_tree(tmp_path / "tree", {
+        "drivers/fx/stats_group.c":
+            (CONVERT_FIXTURES / "stats_group.c").read_text(),
+        "drivers/fx/zz_slow.c": slow_source(functions=30) + stats,
+        "MAINTAINERS": MAINTAINERS})
+    recs = records(tree)
+    assert {r["key"]: r["verdict"] for r in recs}[
+        "drivers/fx/zz_slow.c:fx_slow_ids"] == "id"
+    summary = split.run(tree, tmp_path / "wt", recs,
+                        convert.unchecked_target(None), None, 1,
+                        "refsweep convert --tree fx", log=lambda _s: None,
+                        timeout=1)
+    [blocked] = [b for b in summary["blocked"]
+                 if "drivers/fx/zz_slow.c:fx_slow_ids" in b["keys"]]
+    assert any(r.startswith("spatch failed on drivers/fx/zz_slow.c: ")
+               and "Timeout" in r for r in blocked["reasons"]), blocked
+    converted = {k for sec in summary["sections"] for k in sec["variables"]}
+    assert "drivers/fx/stats_group.c:fx_cv_next_id" in converted

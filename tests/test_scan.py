@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TOP, make_tree, scan_tree
+from conftest import TOP, make_tree, scan_tree, slow_source
 from refsweep import resolve, scan
 
 GOOD = """\
@@ -129,20 +129,6 @@ def test_cli_lists_parse_failures_next_to_verdicts(tmp_path: Path) -> None:
     assert listed.startswith("bad.c\tpartly unparsed\t1 operations")
     keys = {json.loads(line)["key"] for line in out.read_text().splitlines()}
     assert {"struct sc_obj.refs", "struct sc_bad.refs"} <= keys
-
-
-def slow_source(functions: int = 150, branches: int = 40) -> str:
-    """A generated file that takes spatch seconds to match."""
-    lines = ["struct sc_slow {\n\tatomic_t a;\n};\n"]
-    for f in range(functions):
-        lines.append(f"int sc_slow_{f}(struct sc_slow *b, int x)\n{{")
-        for i in range(branches):
-            lines.append(
-                f"\tif (x == {i}) {{ if (atomic_read(&b->a) > {i}) "
-                f"x += atomic_inc_return(&b->a); else if "
-                f"(atomic_dec_and_test(&b->a)) kfree(b); }}")
-        lines.append("\treturn x;\n}\n")
-    return "\n".join(lines)
 
 
 def test_spatch_timeout_is_recorded_and_not_cached_as_clean(
