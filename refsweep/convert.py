@@ -17,11 +17,12 @@ import json
 import os
 import re
 import subprocess
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, NamedTuple, Optional
 
-from refsweep import atomic_api, spatch, verdicts, workdir
+from refsweep import atomic_api, scan, spatch, verdicts, workdir
 from refsweep.verdicts import Record
 
 COCCI = workdir.TOP / "cocci" / "convert.cocci"
@@ -471,6 +472,8 @@ def run_spatch(tree: Path, plan: dict[str, Any], files: list[str],
     plan_path.write_text(json.dumps(plan), encoding="utf-8")
     env = dict(spatch._CLEAN_ENV, REFSWEEP_PLAN=str(plan_path))
     batches = [files[i::max(1, jobs)] for i in range(max(1, jobs))]
+    progress = scan.Progress(len(files), label="convert")
+    lock = threading.Lock()
 
     def one(batch: list[str]) -> tuple[list[dict[str, Any]], dict[str, str]]:
         done: list[dict[str, Any]] = []
@@ -494,6 +497,8 @@ def run_spatch(tree: Path, plan: dict[str, Any], files: list[str],
                 err = "spatch killed"
             finally:
                 groups_file.unlink(missing_ok=True)
+            with lock:
+                progress.step(len(chunk))
             for line in out.splitlines():
                 if line.startswith("RSDONE "):
                     done.append(json.loads(line[7:]))
@@ -514,6 +519,7 @@ def run_spatch(tree: Path, plan: dict[str, Any], files: list[str],
         for done, trouble in pool.map(one, [b for b in batches if b]):
             results.extend(done)
             troubles.update(trouble)
+    progress.close()
     plan_path.unlink(missing_ok=True)
     return results, troubles
 

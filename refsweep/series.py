@@ -134,6 +134,8 @@ def write_all(wt: Path, out: Path) -> list[dict[str, Any]]:
         raise SeriesError(f"{wt}: not a conversion worktree (no {spath}; "
                           "run 'refsweep convert' first)")
     summary = json.loads(spath.read_text(encoding="utf-8"))
+    # git runs in the worktree: a relative OUT must not land there.
+    out = out.resolve()
     base = split.git(wt, "rev-list", "--max-parents=0",
                      summary["start"]).split()[-1]
     core_subjects = split.git(wt, "log", "--reverse", "--format=%s",

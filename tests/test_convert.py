@@ -395,3 +395,19 @@ def test_spatch_timeout_names_the_file_and_blocks_its_groups(
                and "Timeout" in r for r in blocked["reasons"]), blocked
     converted = {k for sec in summary["sections"] for k in sec["variables"]}
     assert "drivers/fx/stats_group.c:fx_cv_next_id" in converted
+
+
+def test_series_out_relative_to_the_caller(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch
+                                           ) -> None:
+    """A relative --out is the caller's directory, not the worktree's
+    (git format-patch runs in the worktree)."""
+    tree = fixture_tree(tmp_path / "tree", ["stats_group.c"])
+    wt = tmp_path / "wt"
+    run(tree, records(tree), convert.unchecked_target(None), wt)
+    monkeypatch.chdir(tmp_path)
+    index = series.write_all(wt, Path("out"))
+    patches = sorted((tmp_path / "out" / "fx-driver").glob("*.patch"))
+    assert [p.name for p in patches] == index[0]["patches"]
+    assert len(patches) == 2
+    assert not (wt / "out").exists()
