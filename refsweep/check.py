@@ -155,14 +155,16 @@ def objects(wt: Path, files: list[str]) -> tuple[list[str], list[str]]:
     return sorted(objs), skipped
 
 
-def build(wt: Path, build_dir: Path, objs: list[str], jobs: int
-          ) -> dict[str, dict[str, Any]]:
-    """Compile OBJS with sparse; per object: built, errors, sparse lines."""
+def build(wt: Path, build_dir: Path, objs: list[str], jobs: int,
+          sparse: bool = True) -> dict[str, dict[str, Any]]:
+    """Compile OBJS (with sparse unless told not to); per object: built,
+    errors, sparse lines."""
     out: dict[str, dict[str, Any]] = {o: {"built": False, "errors": [],
                                          "sparse": []} for o in objs}
     if not objs:
         return out
-    res = _make(wt, build_dir, jobs, "-k", "C=2", "CHECK=sparse", *objs)
+    checker = ["C=2", "CHECK=sparse"] if sparse else []
+    res = _make(wt, build_dir, jobs, "-k", *checker, *objs)
     srcs = {o[:-2] + ".c": o for o in objs}
     current: Optional[str] = None
     for line in (res.stdout + res.stderr).splitlines():
@@ -331,10 +333,11 @@ def _patch_ok(r: dict[str, Any]) -> bool:
             n for n in r["not_built"] if n.endswith(".o")]
 
 
-def run(series_dir: Path, jobs: int, only: list[str], config: str,
-        build_dir: Optional[Path] = None,
-        log: Any = print) -> bool:
-    """Check every series (or ONLY those slugs); print the table."""
+def _prepare(series_dir: Path, config: str, build_dir: Optional[Path],
+             jobs: int, log: Any) -> tuple[dict[str, Any],
+                                           list[dict[str, Any]], Path, Path]:
+    """(series.json, index.json, source worktree at the start commit,
+    configured build directory) for SERIES_DIR."""
     meta_path = series_dir / "series.json"
     index_path = series_dir / "index.json"
     if not meta_path.is_file() or not index_path.is_file():
@@ -342,10 +345,6 @@ def run(series_dir: Path, jobs: int, only: list[str], config: str,
                          "output of 'refsweep series'")
     meta = json.loads(meta_path.read_text(encoding="utf-8"))
     index = json.loads(index_path.read_text(encoding="utf-8"))
-    slugs = [s["slug"] for s in index if not only or s["slug"] in only]
-    missing = set(only) - {s["slug"] for s in index}
-    if missing:
-        raise CheckError(f"no such series: {', '.join(sorted(missing))}")
     tree = Path(meta["tree"])
     name = tree.name
     cfg_name = Path(config).stem if config not in ("allmodconfig",
@@ -357,9 +356,24 @@ def run(series_dir: Path, jobs: int, only: list[str], config: str,
         _run(["git", "-C", str(tree), "worktree", "prune"], tree)
         _git(tree, "worktree", "add", "-q", "--detach", str(wt),
              meta["start"])
+    _run(["git", "am", "--abort"], wt)
     _git(wt, "checkout", "-q", "-f", "--detach", meta["start"])
+    _git(wt, "clean", "-q", "-fd")
     log(f"check: configuring {build_dir} ({config})")
     configure(wt, build_dir, config, jobs)
+    return meta, index, wt, build_dir
+
+
+def run(series_dir: Path, jobs: int, only: list[str], config: str,
+        build_dir: Optional[Path] = None,
+        log: Any = print) -> bool:
+    """Check every series (or ONLY those slugs); print the table."""
+    meta, index, wt, build_dir = _prepare(series_dir, config, build_dir,
+                                          jobs, log)
+    slugs = [s["slug"] for s in index if not only or s["slug"] in only]
+    missing = set(only) - {s["slug"] for s in index}
+    if missing:
+        raise CheckError(f"no such series: {', '.join(sorted(missing))}")
     rows = []
     for slug in slugs:
         log(f"check: {slug}")
@@ -367,6 +381,51 @@ def run(series_dir: Path, jobs: int, only: list[str], config: str,
         rows.append((slug, res))
     log(table(rows))
     return all(r["ok"] for _, r in rows)
+
+
+def whole(series_dir: Path, jobs: int, config: str,
+          build_dir: Optional[Path] = None, log: Any = print) -> bool:
+    """Apply every series at once on the start commit and compile every
+    touched file (one includer per header) with GCC: the whole churn is
+    type-consistent when nothing fails.  Writes DIR/whole-churn.json."""
+    meta, index, wt, build_dir = _prepare(series_dir, config, build_dir,
+                                          jobs, log)
+    patches = [series_dir / s["slug"] / p for s in index
+               for p in s["patches"] if not p.startswith("0000-")]
+    failed: list[str] = []
+    for patch in patches:
+        am = _run(["git", "-c", "user.name=refsweep", "-c",
+                   "user.email=refsweep@localhost", "am", "-q",
+                   str(patch)], wt)
+        if am.returncode != 0:
+            _run(["git", "am", "--abort"], wt)
+            failed.append(f"{patch.parent.name}/{patch.name}: "
+                          f"{am.stderr.strip()[:200]}")
+    files = sorted({f for p in patches for f in touched_files(p)})
+    objs, skipped = objects(wt, files)
+    log(f"check: whole churn: {len(patches)} patches, {len(files)} files, "
+        f"{len(objs)} objects to build ({config})")
+    t0 = time.monotonic()
+    built = build(wt, build_dir, objs, jobs, sparse=False)
+    seconds = round(time.monotonic() - t0)
+    errors = [e for o in objs for e in built[o]["errors"]]
+    not_built = [o for o in objs if not built[o]["built"]
+                 and not built[o]["errors"]]
+    result: dict[str, Any] = {
+        "config": config, "patches": len(patches), "not_applied": failed,
+        "files": len(files), "objects": len(objs),
+        "compiled": sum(1 for o in objs if built[o]["built"]),
+        "errors": errors, "not_built": not_built,
+        "other_arch_or_no_includer": skipped, "seconds": seconds,
+        "ok": not failed and not errors}
+    (series_dir / "whole-churn.json").write_text(
+        json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    log(f"check: whole churn: {result['compiled']}/{len(objs)} objects "
+        f"compiled, {len(errors)} errors, {len(not_built)} not built by "
+        f"{config}, {len(skipped)} files of other architectures or "
+        f"without an includer, {len(failed)} patches not applied, "
+        f"{seconds} s")
+    return bool(result["ok"])
 
 
 def table(rows: list[tuple[str, dict[str, Any]]]) -> str:

@@ -131,9 +131,17 @@ def cmd_series(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from refsweep import check
+    build = Path(args.build) if args.build else None
+    if args.whole and args.only:
+        print("refsweep: error: --whole applies every series; it does not "
+              "take --only", file=sys.stderr)
+        return 2
     try:
-        ok = check.run(Path(args.series), args.jobs, args.only,
-                       args.config, Path(args.build) if args.build else None)
+        if args.whole:
+            ok = check.whole(Path(args.series), args.jobs, args.config, build)
+        else:
+            ok = check.run(Path(args.series), args.jobs, args.only,
+                           args.config, build)
     except check.CheckError as e:
         print(f"refsweep: error: {e}", file=sys.stderr)
         return 1
@@ -178,5 +186,9 @@ def add_parsers(sub: Any, jobs: int,
                    help="allmodconfig (default), defconfig or a config "
                         "fragment file merged into defconfig")
     s.add_argument("--build", help="build directory (default: work dir)")
+    s.add_argument("--whole", action="store_true",
+                   help="instead: apply every series at once and compile "
+                        "every touched file once, without sparse "
+                        "(DIR/whole-churn.json)")
     s.add_argument("--jobs", "-j", type=int, default=jobs)
     s.set_defaults(func=cmd_check)

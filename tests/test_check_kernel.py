@@ -4,7 +4,8 @@
 Linux 6.12's AUDIT SUBSYSTEM (kernel/audit*.c): scan and classify it,
 convert it on top of the core series, write its series, and check every
 patch: it applies, checkpatch has no errors and no new warnings, GCC
-builds kernel/audit.o and sparse reports nothing new.
+builds kernel/audit.o and sparse reports nothing new; then "check
+--whole" applies it at once and compiles every touched file.
 
 The check builds under x86_64 defconfig with CONFIG_HARDENED_ATOMIC=y
 rather than allmodconfig: defconfig builds the audit code (CONFIG_AUDIT=y)
@@ -59,6 +60,13 @@ def test_audit_series_passes_check(tmp_path: Path) -> None:
         assert p["compiled"] >= 1 and p["compile_errors"] == 0, p
         assert p["sparse_new"] == 0, p
     assert ok and result["ok"]
+    # The whole churn (here: the one series) applied at once compiles.
+    assert check.whole(out, 2, "defconfig", tmp_path / "build",
+                       log=lambda _s: None)
+    whole = json.loads((out / "whole-churn.json").read_text())
+    assert whole["patches"] == len(result["patches"])
+    assert whole["compiled"] == whole["objects"] >= 1
+    assert not whole["errors"] and not whole["not_applied"]
 
 
 def _scan(tree_dir: Path, files: list[str], tmp: Path) -> tuple[

@@ -137,7 +137,11 @@ def test_progress_is_rate_limited_without_a_terminal() -> None:
 
 
 @pytest.mark.parametrize("args", [["merge", "--out", "x"],
-                                  ["list", "/nonexistent/v.jsonl"]])
+                                  ["list", "/nonexistent/v.jsonl"],
+                                  ["check", "--series", "/nonexistent",
+                                   "--whole", "--only", "x"],
+                                  ["check", "--series", "/nonexistent",
+                                   "--whole"]])
 def test_bad_arguments_are_one_line_errors(args: list[str]) -> None:
     res = run(REFSWEEP, *args)
     assert res.returncode in (1, 2) and res.stderr.strip()
