@@ -125,8 +125,13 @@ def _print_only(ev: list[Evidence]) -> Optional[Decision]:
 
 
 def _write_only(ev: list[Evidence]) -> Optional[Decision]:
+    """Only modified, never read, its address never taken (rule escapes
+    came first): nothing consults the value, so a wrap changes nothing
+    any code can see.  Reads the text pass finds where spatch could not
+    parse (macro bodies, broken code) are evidence too and keep the
+    variable out of this rule, as do raw ".counter" accesses (escapes)."""
     if _uses(ev) <= {Use.MOD}:
-        return Decision(Verdict.UNKNOWN, "write-only", _LOW)
+        return Decision(Verdict.STATISTIC, "write-only", _MEDIUM)
     return None
 
 

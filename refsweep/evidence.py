@@ -32,7 +32,7 @@ PRINT_CALLEES = re.compile(
 # that count as printing only when the call also takes a format string:
 # set_err(d, atomic_read(&v)) is no print.
 FORMAT_CALLEES = re.compile(
-    r"^(\w+_(dbg|debug|info|err|warn|notice|log|print\w*|printk)|DRM_\w+|"
+    r"^(\w+_(dbg|debug|info|err|warn\w*|notice|log|msg|print\w*|printk)|DRM_\w+|"
     r"ethtool_\w+)$")
 WAIT_CALLEES = re.compile(
     r"^(wait_event\w*|___?wait_event\w*|wait_var_event\w*|___?wait_var_\w*|"
@@ -600,6 +600,22 @@ def _in_formatted_call(text: Text, line: int, col: int) -> bool:
     return False
 
 
+_SET_CALL_BEFORE = re.compile(
+    r"\b(?:raw_|arch_)?atomic(?:64|_long)?_set(?:_release)?\s*\(\s*&?\s*"
+    r"([^,;]*?)\s*,\s*$")
+
+
+def _copied_into_own_kind(before: str, args: list[str]) -> bool:
+    """Is the read the new-value argument of an atomic_set() of a counter
+    of the same name ("atomic_set(&t->n, atomic_read(&c->n))")?"""
+    m = _SET_CALL_BEFORE.search(before)
+    if not m or not args:
+        return False
+    target = re.search(r"(\w+)\s*\)?\s*$", m.group(1))
+    source = re.search(r"(\w+)\s*\)?\s*$", args[0])
+    return bool(target and source and target.group(1) == source.group(1))
+
+
 def _bare_use(op: atomic_api.AtomicOp, op_pos: list[Any], text: Text,
               args: list[str],
               functions: list[lexical.FuncSpan]) -> tuple[Use, str]:
@@ -625,6 +641,11 @@ def _bare_use(op: atomic_api.AtomicOp, op_pos: list[Any], text: Text,
     if op.is_zero_test:
         return Use.ZERO_TEST, f"{op.base} in an unrecorded context"
     if op.is_read:
+        if _copied_into_own_kind(text.before(int(op_pos[1]),
+                                             int(op_pos[2]), 160), args):
+            # atomic_set(&child->n, atomic_read(&parent->n)): the value
+            # only becomes the same variable's value in another instance.
+            return Use.MOD, "copied into another instance"
         acc = re.search(r"\b(\w+)\s*[-+|]=\s*$", before)
         if acc:
             # "sum += atomic_read(&x->n);": judged by what sum is used for.
@@ -748,7 +769,7 @@ def _escapes(text: Text, facts: lexical.FileFacts) -> list[Record]:
     starts = [0]
     for line in text.lines:
         starts.append(starts[-1] + len(line) + 1)
-    out: list[Record] = []
+    out: list[Record] = _raw_counter(text, facts, starts)
     k = 0
     inside.sort()
     for m in _ADDRESS.finditer(code):
@@ -775,6 +796,33 @@ def _escapes(text: Text, facts: lexical.FileFacts) -> list[Record]:
                     "use": str(Use.ESCAPE), "callee": callee,
                     "detail": (f"address passed to {callee}()" if callee
                                else "address taken"),
+                    "parsed": True,
+                    "base_type": _base_type(counter, lno, text, facts)})
+    return out
+
+
+_RAW_COUNTER = re.compile(
+    r"(?<![\w.>])([A-Za-z_]\w*(?:\s*(?:->|\.)\s*\w+|\s*\[[^\]\n]*\])*)"
+    r"\s*(?:->|\.)\s*counter\b")
+
+
+def _raw_counter(text: Text, facts: lexical.FileFacts,
+                 starts: list[int]) -> list[Record]:
+    """Direct accesses to the value field ("x->users.counter"), which
+    bypass the atomic API: read or written out of the rules' sight, so
+    recorded as an escape."""
+    out: list[Record] = []
+    for m in _RAW_COUNTER.finditer(text.code):
+        lno = lexical._line_of(starts, m.start())
+        if text.lines[lno - 1].lstrip().startswith("#"):
+            continue
+        counter = _normalise(m.group(1))
+        out.append({"op": f"{counter}.counter", "base": "escape",
+                    "effect": str(Effect.READ), "counter": counter,
+                    "guard": False, "line": lno,
+                    "function": lexical.function_at(facts.functions, lno),
+                    "use": str(Use.ESCAPE), "callee": None,
+                    "detail": "value field accessed directly",
                     "parsed": True,
                     "base_type": _base_type(counter, lno, text, facts)})
     return out

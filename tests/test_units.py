@@ -239,3 +239,22 @@ def test_print_callees(call: str, printed: bool) -> None:
     text = evidence.Text(call + ";\n")
     callee = call.split("(")[0]
     assert evidence._is_print_call(text, callee, call.index("(")) is printed
+
+
+@pytest.mark.parametrize("code, counters", [
+    ("int f(struct s *x)\n{\n\treturn x->users.counter;\n}\n", ["x->users"]),
+    ("void f(void)\n{\n\tfx_hits.counter = 0;\n}\n", ["fx_hits"]),
+    ("void f(atomic_t *v)\n{\n\tv->counter++;\n}\n", ["v"]),
+    # an initializer, not an access; a macro definition
+    ("static atomic_t a = { .counter = 1 };\n", []),
+    ("#define FX_RAW(x) ((x)->cnt.counter)\n", []),
+])
+def test_raw_counter_access(code: str, counters: list[str]) -> None:
+    text = evidence.Text(code)
+    facts = lexical.scan_text(code)
+    starts = [0]
+    for line in text.lines:
+        starts.append(starts[-1] + len(line) + 1)
+    found = evidence._raw_counter(text, facts, starts)
+    assert [r["counter"] for r in found] == counters
+    assert all(r["use"] == str(Use.ESCAPE) for r in found)
