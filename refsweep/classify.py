@@ -129,10 +129,17 @@ def _write_only(ev: list[Evidence]) -> Optional[Decision]:
     came first): nothing consults the value, so a wrap changes nothing
     any code can see.  Reads the text pass finds where spatch could not
     parse (macro bodies, broken code) are evidence too and keep the
-    variable out of this rule, as do raw ".counter" accesses (escapes)."""
-    if _uses(ev) <= {Use.MOD}:
-        return Decision(Verdict.STATISTIC, "write-only", _MEDIUM)
-    return None
+    variable out of this rule, as do raw ".counter" accesses (escapes).
+
+    Only a counter that never goes down: one counted up and down is
+    shaped like a count of holders (a refcount_t whose object is never
+    freed, "refcount_inc(); ... refcount_dec();", is exactly that), and
+    its reads may be out of sight: unknown."""
+    if not _uses(ev) <= {Use.MOD}:
+        return None
+    if _decreases(ev):
+        return Decision(Verdict.UNKNOWN, "unread-up-down", _LOW)
+    return Decision(Verdict.STATISTIC, "write-only", _MEDIUM)
 
 
 def _no_exact(ev: list[Evidence]) -> Optional[Decision]:
@@ -179,6 +186,7 @@ DECISIVE_USES: dict[str, tuple[Use, ...]] = {
     "id": (Use.ID, Use.EQUALITY),
     "print-only": (Use.PRINT,),
     "write-only": (Use.MOD,),
+    "unread-up-down": (Use.MOD,),
     "state": (Use.STATE_TEST, Use.MOD),
     "weak-conflict": (Use.ZERO_TEST, Use.WAIT_ZERO, Use.LIMIT,
                       Use.EQUALITY, Use.VALUE),
