@@ -124,6 +124,18 @@ def _print_only(ev: list[Evidence]) -> Optional[Decision]:
     return None
 
 
+def _print_unmodified(ev: list[Evidence]) -> Optional[Decision]:
+    """Printed, and nothing modifies it: a counter left at its initial
+    value (a statistic whose increments were removed), which no check
+    could ever fire on.  Operations hidden behind macros and helpers are
+    expanded first (see "Helpers, macros and pointers"); one that still
+    hid would be an operation on an atomic that convert did not rewrite,
+    which its build check reports as a type error."""
+    if _uses(ev) == {Use.PRINT} and not any(e.ambiguous for e in ev):
+        return Decision(Verdict.STATISTIC, "print-unmodified", _LOW)
+    return None
+
+
 def _write_only(ev: list[Evidence]) -> Optional[Decision]:
     """Only modified, never read, its address never taken (rule escapes
     came first): nothing consults the value, so a wrap changes nothing
@@ -166,6 +178,7 @@ RULES: list[Rule] = [
     _escapes,
     _id,
     _print_only,
+    _print_unmodified,
     _write_only,
 ]
 
@@ -185,6 +198,7 @@ DECISIVE_USES: dict[str, tuple[Use, ...]] = {
     "escapes": (Use.ESCAPE,),
     "id": (Use.ID, Use.EQUALITY),
     "print-only": (Use.PRINT,),
+    "print-unmodified": (Use.PRINT,),
     "write-only": (Use.MOD,),
     "unread-up-down": (Use.MOD,),
     "state": (Use.STATE_TEST, Use.MOD),

@@ -72,6 +72,68 @@ def parse_defines(path: str, code: str) -> list[MacroDef]:
     return out
 
 
+def parse_helper_defines(path: str, code: str,
+                         helpers: frozenset[str]) -> list[MacroDef]:
+    """Function-like macros of CODE whose body passes the address of
+    something built from a parameter to a function in HELPERS
+    ("#define afs_stat_v(vnode, n) __afs_stat(&afs_v2net(vnode)->n)"):
+    at each use the helper's summary applies to the expansion."""
+    out = []
+    for m in _DEFINE.finditer(code):
+        params = tuple(p.strip() for p in m.group(2).split(",")
+                       if p.strip())
+        body = m.group(3).replace("\\\n", " ")
+        if not params or "&" not in body or atomic_api.decode(m.group(1)):
+            continue        # atomic_dec_and_lock() & co. are ops already
+        for call in re.finditer(r"\b([A-Za-z_]\w*)\s*\(", body):
+            if call.group(1) not in helpers:
+                continue
+            args = call_args(body, call.end() - 1)
+            if args and any(a.lstrip().startswith("&") and
+                            _references(a, params) for a in args):
+                out.append(MacroDef(m.group(1), params, body, path,
+                                    code.count("\n", 0, m.start()) + 1))
+                break
+    return out
+
+
+def helper_calls(body: str, helpers: frozenset[str]
+                 ) -> list[tuple[str, list[str]]]:
+    """(helper, arguments) of every call of one of HELPERS in BODY."""
+    out = []
+    for call in re.finditer(r"\b([A-Za-z_]\w*)\s*\(", body):
+        if call.group(1) in helpers:
+            args = call_args(body, call.end() - 1)
+            if args is not None:
+                out.append((call.group(1), args))
+    return out
+
+
+def uses_of(tree: Optional[Path], sources: Sources,
+            defs: list[MacroDef]) -> list[tuple[str, int, MacroDef,
+                                                 list[str]]]:
+    """(path, line, macro, arguments) of every use of DEFS in TREE, the
+    #define lines themselves left out."""
+    by_name = {d.name: d for d in defs}
+    out: list[tuple[str, int, MacroDef, list[str]]] = []
+    if not by_name:
+        return out
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, by_name)) +
+                         r")\s*\(")
+    for path, line in grep_words(tree, sorted(by_name)):
+        code = sources.code(path)
+        start = sources.offset(path, line)
+        end = code.find("\n", start)
+        end = len(code) if end < 0 else end
+        if re.match(r"\s*#\s*define\b", code[start:end]):
+            continue
+        for m in pattern.finditer(code[start:end]):
+            args = call_args(code, start + m.end() - 1)
+            if args is not None:
+                out.append((path, line, by_name[m.group(1)], args))
+    return out
+
+
 def substitute(macro: MacroDef, args: list[str]) -> str:
     """MACRO's body with ARGS for its parameters, ## pasting done."""
     values = dict(zip(macro.params, args))

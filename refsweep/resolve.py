@@ -442,12 +442,16 @@ def _apply_summaries(tree: Path, summ: summaries.Summaries,
             if name in own and not any(d.path == path
                                        for d in summ.defs[name]):
                 continue        # this file's own function of that name
+            params = _macro_params(line)
             for _at, args in summaries.call_at(sources, path, lno, name):
                 defs, amb_def = summ.lookup(name, path, att.graph.sees(path))
                 for d in defs:
                     if d.position >= len(args):
                         continue
                     arg = re.sub(r"\s+", "", args[d.position])
+                    if params and re.search(
+                            r"(?<!\w)(" + "|".join(params) + r")(?!\w)", arg):
+                        continue    # a macro body: expanded at its uses
                     keys, ambiguous = _call_arg(att.index, path, fn, arg)
                     if not keys:
                         continue
@@ -463,7 +467,59 @@ def _apply_summaries(tree: Path, summ: summaries.Summaries,
                         for ev in evs], False)
                     group_members.setdefault((d.path, d.name, d.position),
                                              set()).update(got)
+    _apply_macro_helpers(tree, summ, att, sources, by_path, group_members)
     _link_groups(group_members.values(), att.variables)
+
+
+def _apply_macro_helpers(tree: Path, summ: summaries.Summaries,
+                         att: _Attributor, sources: Sources,
+                         by_path: dict[str, Record],
+                         group_members: dict[tuple[str, str, int],
+                                             set[str]]) -> None:
+    """Macros that paste a member into a helper call ("#define
+    afs_stat_v(vnode, n) __afs_stat(&afs_v2net(vnode)->n)"): at every
+    use, the helper's summary goes to the expanded argument."""
+    helpers = frozenset(summ.defs)
+    defs = [d for path in by_path
+            for d in macros.parse_helper_defines(path, sources.code(path),
+                                                 helpers)]
+    for path, lno, mdef, margs in macros.uses_of(tree, sources, defs):
+        f = by_path.get(path, {})
+        spans = [(n, int(s), int(e)) for n, s, e in f.get("functions", [])]
+        near = frozenset({path, *f.get("includes", [])})
+        fn = summaries.function_at(spans, lno)
+        body = macros.substitute(mdef, margs)
+        for name, args in macros.helper_calls(body, helpers):
+            defs_of, amb_def = summ.lookup(name, mdef.path,
+                                           att.graph.sees(mdef.path))
+            for d in defs_of:
+                if d.position >= len(args):
+                    continue
+                arg = re.sub(r"\s+", "", args[d.position])
+                if not arg.startswith("&"):
+                    continue
+                keys, ambiguous = _call_arg(att.index, path, fn, arg)
+                evs = summ.effects(d)
+                if not keys or not evs:
+                    continue
+                att.stats["helper_calls"] += 1
+                via = f"{name}() in macro {mdef.name}() at {path}:{lno}"
+                got = att.give(path, near, keys, ambiguous, [
+                    dataclasses.replace(
+                        ev, ambiguous=ev.ambiguous or amb_def,
+                        via=via + (", " + ev.via if ev.via else ""))
+                    for ev in evs], False)
+                group_members.setdefault((d.path, d.name, d.position),
+                                         set()).update(got)
+
+
+def _macro_params(line: str) -> list[str]:
+    """Parameter names of the function-like macro LINE defines, if any."""
+    m = re.match(r"\s*#\s*define\s+\w+\(([^)]*)\)", line)
+    if not m:
+        return []
+    return [re.escape(p.strip()) for p in m.group(1).split(",")
+            if re.fullmatch(r"\s*\w+\s*", p)]
 
 
 def _call_arg(index: Index, path: str, fn: Optional[str],
