@@ -104,3 +104,36 @@ qemu_accel_args() {
 	   return 2 ;;
 	esac
 }
+
+# qemu_tcg_wrapper DIR ARCH: write DIR/qemu-system-ARCH, which runs the
+# real qemu without "-accel kvm" and "-accel hvf", and print DIR (to put
+# first in PATH).  kunit.py of Linux 7.x asks for "-accel kvm -accel hvf
+# -accel tcg" before our own options, qemu takes the first accelerator
+# that opens, and a /dev/kvm that does not boot a stock kernel (kvm_pvm)
+# then hangs the run until kunit.py's timeout.
+qemu_tcg_wrapper() {
+	real=$(command -v "qemu-system-$2") || return 2
+	mkdir -p "$1"
+	cat > "$1/qemu-system-$2" <<WRAPPER
+#!/bin/sh
+# Written by core-patch/common.sh (qemu_tcg_wrapper): drops -accel kvm/hvf.
+pending=
+for a do
+	shift
+	if [ -n "\$pending" ]; then
+		pending=
+		case \$a in kvm|hvf) continue ;; esac
+		set -- "\$@" -accel "\$a"
+		continue
+	fi
+	if [ "\$a" = -accel ]; then
+		pending=1
+		continue
+	fi
+	set -- "\$@" "\$a"
+done
+exec $real "\$@"
+WRAPPER
+	chmod +x "$1/qemu-system-$2"
+	echo "$1"
+}
