@@ -214,3 +214,34 @@ def test_every_atomics_mutant_applies_to_the_series_file_it_breaks() -> None:
         text = (series.parent / name).read_text()
         assert "+++ b/lib/hardened_atomic.c" in text, name
         assert text.count("\n+++ ") == 1, name
+
+
+def qemu_kvm_state(qemu: str) -> str:
+    """What qemu's monitor says of KVM when asked for kunit.py's
+    accelerators (7.x: '-accel kvm -accel hvf -accel tcg')."""
+    out = subprocess.run(
+        [qemu, "-nodefaults", "-machine", "none", "-display", "none",
+         "-monitor", "stdio", "-accel", "kvm", "-accel", "hvf",
+         "-accel", "tcg"],
+        input="info kvm\nquit\n", capture_output=True, text=True,
+        timeout=60, errors="replace")
+    return next((line.split(":", 1)[1].strip()
+                 for line in out.stdout.splitlines()
+                 if line.startswith("kvm support:")), out.stdout)
+
+
+def test_qemu_tcg_wrapper_keeps_qemu_off_kvm(tmp_path: Path) -> None:
+    """A /dev/kvm that cannot boot a stock kernel (kvm_pvm) hangs
+    kunit.py's qemu run: run-tests's wrapper must drop -accel kvm/hvf."""
+    if not any(os.access(os.path.join(d, "qemu-system-x86_64"), os.X_OK)
+               for d in os.environ.get("PATH", "").split(os.pathsep)):
+        pytest.skip("needs qemu-system-x86_64 (apt-get install qemu-system-x86)")
+    script = f'. "{CORE}/common.sh"; qemu_tcg_wrapper "$1" x86_64'
+    made = subprocess.run(["sh", "-c", script, "sh", str(tmp_path / "bin")],
+                          capture_output=True, text=True, timeout=60)
+    assert made.returncode == 0, made.stderr
+    wrapper = Path(made.stdout.strip()) / "qemu-system-x86_64"
+    assert qemu_kvm_state(str(wrapper)) == "disabled"
+    if os.access("/dev/kvm", os.R_OK | os.W_OK):
+        # Here the test can fail: unwrapped, qemu takes KVM.
+        assert qemu_kvm_state("qemu-system-x86_64") == "enabled"
