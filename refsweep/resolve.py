@@ -400,6 +400,8 @@ _ASSIGNED = r"\s*=(?!=)\s*([^;]+);"
 def _through_local(att: _Attributor, sources: Sources, f: Record,
                    op: Record) -> tuple[list[str], bool, str]:
     counter = op["counter"].strip()
+    if re.match(r"^&\s*\w+\s*\[", counter):
+        counter = counter[1:].strip()   # &p[i] is p + i: an element
     m = _PLAIN.match(counter)
     if not m or not op["function"] or counter.startswith("&"):
         return [], False, "local_alias_ops"
@@ -529,7 +531,11 @@ def _call_arg(index: Index, path: str, fn: Optional[str],
         return index.resolve(path, fn, arg, None)
     # A bare name is a pointer: only a pointer-held counter (or an array
     # of this file) is storage; a pointer parameter is a helper level.
+    # A bare member ("d->counters->hist") passed as an atomic pointer is
+    # an array member, or a pointer-held one: storage either way.
     keys, ambiguous = index.resolve(path, fn, arg, None)
+    if re.search(r"(->|\.)\w+$", arg):
+        return keys, ambiguous
     keys = [k for k in keys if index.variables[k].pointer
             or k.startswith(path + ":")]
     return keys, ambiguous and len(keys) > 1

@@ -76,7 +76,9 @@ class Summaries:
         """Index of the helper parameter COUNTER names, if it does."""
         if not function or function not in self.defs:
             return None
-        if counter.startswith("&"):
+        if re.match(r"^&\s*\w+\s*\[", counter):
+            counter = counter[1:counter.index("[")]    # &p[i]: an element
+        elif counter.startswith("&"):
             return None
         name = strip_expr(counter)
         for d in self.defs[function]:
