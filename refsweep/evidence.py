@@ -450,10 +450,17 @@ def _is_local(name: str, text: Text, f: lexical.FuncSpan, line: int) -> bool:
     head = text.code[max(0, body - 600):body]
     head = head[max(head.rfind(";"), head.rfind("}")) + 1:]
     region = head + text.code[body:text.offset(line + 1)]
+    if re.search(
+            r"(?:^|[;{(,])\s*(?:(?:const|volatile|unsigned|signed|static|"
+            r"register|struct|union|enum)\s+)*\w+[\s*]+(?:const\s+)?" +
+            re.escape(name) + r"\s*(?:[;,=)]|\[)", region, re.M):
+        return True
+    # A later declarator of a list: "unsigned long num_waits, num_fences;"
     return bool(re.search(
-        r"(?:^|[;{(,])\s*(?:(?:const|volatile|unsigned|signed|static|"
-        r"register|struct|union|enum)\s+)*\w+[\s*]+(?:const\s+)?" +
-        re.escape(name) + r"\s*(?:[;,=)]|\[)", region, re.M))
+        r"(?:^|[;{])\s*(?!return\b|goto\b|case\b)(?:(?:const|volatile|"
+        r"unsigned|signed|static|register|struct|union|enum)\s+)*"
+        r"\w+\s+[^;(){}=]*?,\s*\**\s*" + re.escape(name) +
+        r"\s*(?:[;,=]|\[)", region, re.M))
 
 
 def _follow_local(name: str, line: int, text: Text,

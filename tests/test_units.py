@@ -258,3 +258,30 @@ def test_raw_counter_access(code: str, counters: list[str]) -> None:
     found = evidence._raw_counter(text, facts, starts)
     assert [r["counter"] for r in found] == counters
     assert all(r["use"] == str(Use.ESCAPE) for r in found)
+
+
+DECLARATOR_LIST = """\
+void f(struct smoke *smoke, int n)
+{
+\tunsigned long num_waits, num_fences;
+\tint idx;
+
+\tnum_fences = 0;
+\tfor (idx = 0; idx < n; idx++)
+\t\tnum_fences += atomic_long_read(&smoke[idx].num_fences);
+\tpr_info("%lu fences\\n", num_fences);
+}
+
+void g(struct smoke *t, unsigned int num_fences)
+{
+\tatomic_long_add(num_fences, &t->num_fences);
+}
+"""
+
+
+def test_flow_of_a_later_declarator_stays_in_its_function() -> None:
+    """'unsigned long num_waits, num_fences;' declares a local too: its
+    flow is the function's, not the whole file's (where another function
+    passes a num_fences to atomic_long_add)."""
+    assert flow(DECLARATOR_LIST, "num_fences", 8) == \
+        (Use.PRINT, "kept in num_fences, only printed")
