@@ -72,6 +72,26 @@ def parse_defines(path: str, code: str) -> list[MacroDef]:
     return out
 
 
+_OP_ALIAS = re.compile(
+    r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+"
+    r"((?:raw_)?atomic(?:64|_long)?_[a-z0-9_]+)[ \t]*$", re.M)
+
+
+def parse_op_aliases(path: str, code: str) -> list[MacroDef]:
+    """Object-like macros that rename an atomic operation ("#define
+    cifs_stats_inc atomic_inc"), as function-like macros passing every
+    argument on."""
+    out = []
+    for m in _OP_ALIAS.finditer(code):
+        if atomic_api.decode(m.group(2)) is None or \
+                atomic_api.decode(m.group(1)) is not None:
+            continue
+        out.append(MacroDef(m.group(1), ("...",),
+                            f"{m.group(2)}(__VA_ARGS__)", path,
+                            code.count("\n", 0, m.start()) + 1))
+    return out
+
+
 def parse_helper_defines(path: str, code: str,
                          helpers: frozenset[str]) -> list[MacroDef]:
     """Function-like macros of CODE whose body passes the address of
@@ -136,9 +156,10 @@ def uses_of(tree: Optional[Path], sources: Sources,
 
 def substitute(macro: MacroDef, args: list[str]) -> str:
     """MACRO's body with ARGS for its parameters, ## pasting done."""
-    values = dict(zip(macro.params, args))
-    if "..." in macro.params or len(args) < len(macro.params):
-        values.setdefault("__VA_ARGS__", ", ".join(args[len(values):]))
+    named = [p for p in macro.params if p != "..."]
+    values = dict(zip(named, args))
+    if "..." in macro.params or len(args) < len(named):
+        values.setdefault("__VA_ARGS__", ", ".join(args[len(named):]))
 
     def token(m: "re.Match[str]") -> str:
         return values.get(m.group(0), m.group(0))
@@ -202,7 +223,9 @@ def expand(tree: Optional[Path], files: list[Record],
     for f in files:
         spans[f["path"]] = [(n, int(s), int(e))
                             for n, s, e in f.get("functions", [])]
-        for d in parse_defines(f["path"], sources.code(f["path"])):
+        code = sources.code(f["path"])
+        for d in [*parse_defines(f["path"], code),
+                  *parse_op_aliases(f["path"], code)]:
             macros.setdefault(d.name, []).append(d)
     hidden: set[tuple[str, int]] = set()
     for defs in macros.values():

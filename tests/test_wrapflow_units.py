@@ -67,6 +67,17 @@ def test_macro_substitute_pastes_tokens() -> None:
     assert macros.parse_defines("a.c", "#define N(x) atomic_inc(&g)\n") == []
 
 
+def test_macro_substitute_variadic() -> None:
+    """Named parameters take their arguments; __VA_ARGS__ the rest (the
+    first variadic argument was dropped)."""
+    [d] = macros.parse_defines(
+        "a.c", "#define ADD(s, ...) atomic_add(__VA_ARGS__, &(s)->n)\n")
+    assert macros.substitute(d, ["p", "x + y"]) == " atomic_add(x + y, &(p)->n)"
+    [alias] = macros.parse_op_aliases("a.c", "#define stats_inc atomic_inc\n")
+    assert macros.substitute(alias, ["&t->hits"]) == "atomic_inc(&t->hits)"
+    assert macros.parse_op_aliases("a.c", "#define inc_fn my_inc\n") == []
+
+
 def test_macro_multiline_body() -> None:
     code = ("#define PUT(o) do {\t\\\n"
             "\tif (atomic_dec_and_test(&(o)->refs))\t\\\n"
