@@ -964,12 +964,19 @@ def _base_type(counter: str, line: int, text: Text,
     key = (var, start)
     found = text.memo.get(key)
     if found is None:
-        decl = re.compile(r"\b(struct|union)\s+(\w+)\s*\*?\s*(?:const\s+)?"
-                          + re.escape(var) + r"\s*[;,=)\[]")
+        # "struct foo *x", or a typedef name in a declaration ("foo_t *x",
+        # "(in_cache_entry *entry,"): refsweep keys a typedef'd struct as
+        # "struct NAME", and a name that is no struct's matches no
+        # member and changes nothing.
+        decl = re.compile(
+            r"(?:\b(struct|union)\s+|(?:^|(?<=[;{(,]))\s*(?:const\s+)?"
+            r"(?!return\b|sizeof\b|case\b|goto\b|else\b))(\w+)"
+            r"(?:\s*\*\s*|\s+)(?:const\s+)?" + re.escape(var) +
+            r"\s*[;,=)\[]", re.M)
         first = max(start - 6, 1)
         region = text.lines_between(first, end)
         found = [(first + region.count("\n", 0, d.start()),
-                  f"{d.group(1)} {d.group(2)}")
+                  f"{d.group(1) or 'struct'} {d.group(2)}")
                  for d in decl.finditer(region)]
         text.memo[key] = found
     local = [tag for at, tag in found if at <= line]

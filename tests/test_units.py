@@ -285,3 +285,25 @@ def test_flow_of_a_later_declarator_stays_in_its_function() -> None:
     passes a num_fences to atomic_long_add)."""
     assert flow(DECLARATOR_LIST, "num_fences", 8) == \
         (Use.PRINT, "kept in num_fences, only printed")
+
+
+BASE_TYPES = """\
+void put(in_entry *e, struct sess_s *sess)
+{
+\tstruct se_sess *se_sess;
+
+\tse_sess = sess->se;
+\tatomic_dec(&e->use);
+\tatomic_inc(&sess->pdus);
+}
+"""
+
+
+@pytest.mark.parametrize("counter, line, base", [
+    ("&e->use", 6, "struct in_entry"),          # a typedef'd parameter
+    ("&sess->pdus", 7, "struct sess_s"),        # not "se_sess = ..."
+])
+def test_base_type(counter: str, line: int, base: str) -> None:
+    text = evidence.Text(BASE_TYPES)
+    facts = lexical.scan_text(BASE_TYPES)
+    assert evidence._base_type(counter, line, text, facts) == base
