@@ -253,9 +253,12 @@ def check_series(meta: dict[str, Any], sdir: Path, wt: Path,
     patches = sorted(p for p in sdir.glob("*.patch")
                      if not p.name.startswith("0000-"))
     digests = [_digest(p) for p in patches]
+    # Resumable: a series whose patches all passed before and are
+    # unchanged is not checked again.  A failure is: it may have been the
+    # machine's (a full disk, a wrong path), and is cheap to re-check.
     if all(old.get(p.name, {}).get("digest") == d
            for p, d in zip(patches, digests)) and patches and \
-            all(p.name in old for p in patches):
+            all(p.name in old and _patch_ok(old[p.name]) for p in patches):
         kept = [old[p.name] for p in patches]
         reused: dict[str, Any] = {"patches": kept,
                                   "ok": all(_patch_ok(p) for p in kept)}
@@ -338,6 +341,7 @@ def _prepare(series_dir: Path, config: str, build_dir: Optional[Path],
                                            list[dict[str, Any]], Path, Path]:
     """(series.json, index.json, source worktree at the start commit,
     configured build directory) for SERIES_DIR."""
+    series_dir = series_dir.resolve()
     meta_path = series_dir / "series.json"
     index_path = series_dir / "index.json"
     if not meta_path.is_file() or not index_path.is_file():
@@ -351,7 +355,8 @@ def _prepare(series_dir: Path, config: str, build_dir: Optional[Path],
                                                    "defconfig") else config
     root = workdir.sub("check")
     wt = root / f"{name}-src"
-    build_dir = build_dir or root / f"{name}-{cfg_name}"
+    build_dir = build_dir.resolve() if build_dir else \
+        root / f"{name}-{cfg_name}"
     if not (wt / ".git").exists():
         _run(["git", "-C", str(tree), "worktree", "prune"], tree)
         _git(tree, "worktree", "add", "-q", "--detach", str(wt),
@@ -368,6 +373,7 @@ def run(series_dir: Path, jobs: int, only: list[str], config: str,
         build_dir: Optional[Path] = None,
         log: Any = print) -> bool:
     """Check every series (or ONLY those slugs); print the table."""
+    series_dir = series_dir.resolve()   # git am runs in the worktree
     meta, index, wt, build_dir = _prepare(series_dir, config, build_dir,
                                           jobs, log)
     slugs = [s["slug"] for s in index if not only or s["slug"] in only]
@@ -388,6 +394,7 @@ def whole(series_dir: Path, jobs: int, config: str,
     """Apply every series at once on the start commit and compile every
     touched file (one includer per header) with GCC: the whole churn is
     type-consistent when nothing fails.  Writes DIR/whole-churn.json."""
+    series_dir = series_dir.resolve()   # git am runs in the worktree
     meta, index, wt, build_dir = _prepare(series_dir, config, build_dir,
                                           jobs, log)
     patches = [series_dir / s["slug"] / p for s in index

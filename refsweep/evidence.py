@@ -985,9 +985,13 @@ def _base_type(counter: str, line: int, text: Text,
     # A file-scope object ("static struct foo_table tbl = {...}").
     top = text.memo.get((var, 0))
     if top is None:
+        # "static struct foo *var;", or the struct defined with the
+        # variable ("static struct foo { ... } var;": its indented
+        # members are not in top_level, so the braces are adjacent).
         top = [(0, f"{d.group(1)} {d.group(2)}")
                for d in re.finditer(
-                   r"\b(struct|union)\s+(\w+)\s*\*?\s*(?:const\s+)?" +
-                   re.escape(var) + r"\s*[;,=)\[]", text.top_level)]
+                   r"\b(struct|union)\s+(\w+)\s*(?:\*?|\{[^{}]*\})\s*"
+                   r"(?:const\s+)?" + re.escape(var) + r"\s*[;,=)\[]",
+                   text.top_level)]
         text.memo[(var, 0)] = top
     return top[-1][1] if top else None

@@ -32,7 +32,8 @@ FILES = ["kernel/audit.c", "kernel/auditsc.c", "kernel/audit.h",
 pytestmark = pytest.mark.usefixtures("git_identity")
 
 
-def test_audit_series_passes_check(tmp_path: Path) -> None:
+def test_audit_series_passes_check(tmp_path: Path,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
     tree_dir = tree.prepare_from_package(
         "6.12", TOP / "work" / "trees" / "linux-6.12")
     core = split.core_series_dir(tree_dir, None)
@@ -50,7 +51,10 @@ def test_audit_series_passes_check(tmp_path: Path) -> None:
     assert "kernel/audit.c:audit_serial:serial" in sec["variables"]
     out = tmp_path / "series"
     series.write_all(wt, out)
-    ok = check.run(out, 2, [], "defconfig", tmp_path / "build",
+    # Relative paths, as typed on the command line: git am and make run
+    # in other directories (they once got the relative names as given).
+    monkeypatch.chdir(tmp_path)
+    ok = check.run(Path("series"), 2, [], "defconfig", Path("build"),
                    log=lambda _s: None)
     result = json.loads((out / sec["slug"] / "check.json").read_text())
     for p in result["patches"]:
@@ -60,8 +64,21 @@ def test_audit_series_passes_check(tmp_path: Path) -> None:
         assert p["compiled"] >= 1 and p["compile_errors"] == 0, p
         assert p["sparse_new"] == 0, p
     assert ok and result["ok"]
+    # Resumable: an unchanged series that passed is not checked again; one
+    # recorded as failed is (the failure may have been the machine's).
+    said: list[str] = []
+    assert check.run(Path("series"), 2, [], "defconfig", Path("build"),
+                     log=said.append)
+    assert f"check: {sec['slug']}: unchanged, reused" in said
+    failed = dict(result, ok=False, patches=[
+        dict(p, applies=False) for p in result["patches"]])
+    (out / sec["slug"] / "check.json").write_text(json.dumps(failed))
+    said.clear()
+    assert check.run(Path("series"), 2, [], "defconfig", Path("build"),
+                     log=said.append)
+    assert not any("unchanged, reused" in line for line in said)
     # The whole churn (here: the one series) applied at once compiles.
-    assert check.whole(out, 2, "defconfig", tmp_path / "build",
+    assert check.whole(Path("series"), 2, "defconfig", Path("build"),
                        log=lambda _s: None)
     whole = json.loads((out / "whole-churn.json").read_text())
     assert whole["patches"] == len(result["patches"])

@@ -307,3 +307,15 @@ def test_base_type(counter: str, line: int, base: str) -> None:
     text = evidence.Text(BASE_TYPES)
     facts = lexical.scan_text(BASE_TYPES)
     assert evidence._base_type(counter, line, text, facts) == base
+
+
+def test_base_type_of_a_global_defined_with_its_struct() -> None:
+    code = ("static struct fx_root {\t/* anchor */\n"
+            "\tatomic_t refcnt;\n"
+            "\tvoid *map;\n"
+            "} fx_root;\n\n"
+            "void put(void)\n{\n\tatomic_dec(&fx_root.refcnt);\n}\n")
+    text = evidence.Text(code)
+    facts = lexical.scan_text(code)
+    assert evidence._base_type("&fx_root.refcnt", 8, text, facts) == \
+        "struct fx_root"
