@@ -60,8 +60,8 @@ def main() -> int:
               "missing"):
         print(f"  {v:<10} {counts[v]:>5}")
     print(f"refcount/usage: {checked}/{total} = "
-          f"{100 * checked / max(total, 1):.1f}%  (bar: >= 95%)")
-    print(f"wrap-safe (safety failures): {len(failures)}  (bar: <= 2)")
+          f"{100 * checked / max(total, 1):.1f}%  (bar: >= 97%)")
+    print(f"wrap-safe (safety failures): {len(failures)}  (bar: <= 1)")
     for f in failures:
         print(f"  FAIL {f}")
     for m in missing[:20]:
