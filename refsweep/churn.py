@@ -31,6 +31,7 @@ def reason_kind(reason: str) -> str:
                          ("counterpart", "op without a counterpart"),
                          ("cannot hold", "type not convertible"),
                          ("not found", "site not found in source"),
+                         ("inside macro", "op inside a shared macro"),
                          ("spatch failed", "spatch failed on a file")):
         if needle in reason:
             return kind

@@ -353,6 +353,14 @@ def build_plan(tree: Path, records: list[Record], convert: list[Group],
                         atomic_api.decode(str(e["op"])) is None:
                     continue
                 path, line = split_at(e["at"])
+                macro = re.search(r"\(macro (\w+)\(\)\)", str(e["detail"]))
+                if macro:
+                    # Expanded from a macro at this use: the operation is
+                    # in the macro's body, shared with its other uses.
+                    why.append(f"{e['op']} at {e['at']}: inside macro "
+                               f"{macro.group(1)}(), used for other "
+                               "counters too")
+                    continue
                 new = target.new_op(e["op"])
                 assert new is not None
                 lines = _source_lines(tree, path, cache)

@@ -411,3 +411,25 @@ def test_series_out_relative_to_the_caller(tmp_path: Path,
     assert [p.name for p in patches] == index[0]["patches"]
     assert len(patches) == 2
     assert not (wt / "out").exists()
+
+
+def test_op_inside_a_shared_macro_blocks_with_the_macro_named(
+        tmp_path: Path) -> None:
+    tree = fixture_tree(tmp_path / "tree", ["macro_stats.c"])
+    wt = tmp_path / "wt"
+    recs = records(tree)
+    assert {r["key"]: r["verdict"] for r in recs} == {
+        "struct fx_ms_tcon.num_reads": "statistic",
+        "struct fx_ms_tcon.bytes": "statistic"}
+    summary = run(tree, recs, convert.unchecked_target(None), wt)
+    [sec] = summary["sections"]
+    assert sec["variables"] == ["struct fx_ms_tcon.bytes"]
+    [blocked] = summary["blocked"]
+    assert blocked["keys"] == ["struct fx_ms_tcon.num_reads"]
+    assert blocked["reasons"] == [
+        "atomic_inc at drivers/fx/macro_stats.c:20: inside macro "
+        "fx_ms_stats_inc(), used for other counters too"]
+    text = branch_text(wt, summary, "drivers/fx/macro_stats.c")
+    assert "atomic_t num_reads;" in text
+    assert "atomic_unchecked_t bytes;" in text
+    assert compiles(tmp_path, "m.c", text).returncode == 0
