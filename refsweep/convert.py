@@ -348,6 +348,10 @@ def build_plan(tree: Path, records: list[Record], convert: list[Group],
                 g_members.add((parts[1], parts[2], parts[3]))
             else:
                 g_vars.add((parts[1], parts[2], parts[3]))
+                # and its other declarations ("extern atomic64_t x;" in
+                # a header), which must change with the definition
+                for path, _line in decl_sites[key]:
+                    g_vars.add((path, parts[2], parts[3]))
             for e in rec.get("evidence", []):
                 if e.get("weak") or e.get("use") == "escape" or \
                         atomic_api.decode(str(e["op"])) is None:

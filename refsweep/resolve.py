@@ -37,9 +37,11 @@ def variable_key(path: str, d: Record) -> str:
 def collect_variables(files: list[Record]) -> dict[str, Variable]:
     """Every declared variable, merged by key (#ifdef twins become one)."""
     out: dict[str, Variable] = {}
+    externs: list[tuple[str, Record]] = []
     for f in files:
         for d in f["decls"]:
             if d.get("extern"):
+                externs.append((f["path"], d))
                 continue
             key = variable_key(f["path"], d)
             at = f"{f['path']}:{d['line']}"
@@ -50,6 +52,19 @@ def collect_variables(files: list[Record]) -> dict[str, Variable]:
             else:
                 var.decls.append(at)
                 var.found_by |= set(d["found_by"])
+    # "extern atomic64_t last_mm_ctx_id;" in a header is another
+    # declaration of the one global of that name and type (convert
+    # rewrites it with the definition); with several candidates it
+    # belongs to none.
+    by_name: dict[tuple[str, str], list[Variable]] = {}
+    for var in out.values():
+        if var.scope == "file":
+            by_name.setdefault((var.key.rsplit(":", 1)[1], var.type),
+                               []).append(var)
+    for path, d in externs:
+        found = by_name.get((d["name"], d["type"]), [])
+        if d["scope"] == "file" and len(found) == 1:
+            found[0].decls.append(f"{path}:{d['line']}")
     return out
 
 

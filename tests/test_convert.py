@@ -82,6 +82,10 @@ def stub_header(path: Path) -> Path:
              "typedef struct { atomic_t refs; } refcount_t;",
              "#define ATOMIC_INIT(i) { (i) }",
              "#define ATOMIC_UNCHECKED_INIT(i) { ATOMIC_INIT(i) }",
+             "#define ATOMIC64_INIT(i) { (i) }",
+             "#define ATOMIC64_UNCHECKED_INIT(i) { ATOMIC64_INIT(i) }",
+             "#define ATOMIC_LONG_INIT(i) { (i) }",
+             "#define ATOMIC_LONG_UNCHECKED_INIT(i) { ATOMIC_LONG_INIT(i) }",
              "#define REFCOUNT_INIT(i) { .refs = ATOMIC_INIT(i) }"]
     bases = sorted(atomic_api.OPS)
     for w, ctype in widths.items():
@@ -112,8 +116,8 @@ def compiles(tmp: Path, name: str, text: str) -> subprocess.CompletedProcess[
 
 def test_fixtures_compile_before_conversion(tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
-    (tmp_path / "shared.h").write_text((CONVERT_FIXTURES / "shared.h")
-                                       .read_text())
+    for header in CONVERT_FIXTURES.glob("*.h"):
+        (tmp_path / header.name).write_text(header.read_text())
     for path in sorted(CONVERT_FIXTURES.glob("*.c")):
         name = "sub/user.c" if path.name == "sub_user.c" else path.name
         res = compiles(tmp_path, name, path.read_text())
@@ -433,3 +437,27 @@ def test_op_inside_a_shared_macro_blocks_with_the_macro_named(
     assert "atomic_t num_reads;" in text
     assert "atomic_unchecked_t bytes;" in text
     assert compiles(tmp_path, "m.c", text).returncode == 0
+
+
+def test_extern_declaration_converts_with_its_definition(
+        tmp_path: Path) -> None:
+    files = {f"drivers/fx/{n}": (CONVERT_FIXTURES / n).read_text()
+             for n in ("extern_id.h", "extern_id.c")}
+    files["MAINTAINERS"] = MAINTAINERS
+    tree = make_tree(tmp_path / "tree", files)
+    recs = records(tree)
+    [rec] = recs
+    assert rec["key"] == "drivers/fx/extern_id.c:fx_ei_last_ctx_id"
+    assert rec["verdict"] == "id"
+    assert rec["also_declared"] == ["drivers/fx/extern_id.h:7"]
+    wt = tmp_path / "wt"
+    summary = run(tree, recs, convert.unchecked_target(None), wt)
+    assert summary["blocked"] == []
+    header = branch_text(wt, summary, "drivers/fx/extern_id.h")
+    assert "extern atomic64_unchecked_t fx_ei_last_ctx_id;" in header
+    assert "atomic64_inc_return_unchecked(&fx_ei_last_ctx_id)" in header
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "extern_id.h").write_text(header)
+    res = compiles(tmp_path / "c", "extern_id.c",
+                   branch_text(wt, summary, "drivers/fx/extern_id.c"))
+    assert res.returncode == 0, res.stderr
