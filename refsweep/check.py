@@ -401,8 +401,11 @@ def whole(series_dir: Path, jobs: int, config: str,
                for p in s["patches"] if not p.startswith("0000-")]
     failed: list[str] = []
     for patch in patches:
+        # Each series is made against the start commit; two that touch
+        # neighbouring lines of one file (a helper shared by two
+        # sections) need a three-way merge to stack.
         am = _run(["git", "-c", "user.name=refsweep", "-c",
-                   "user.email=refsweep@localhost", "am", "-q",
+                   "user.email=refsweep@localhost", "am", "-q", "-3",
                    str(patch)], wt)
         if am.returncode != 0:
             _run(["git", "am", "--abort"], wt)
