@@ -25,13 +25,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Optional
 
-from refsweep import workdir
+from refsweep import build_blame, workdir
 
 CORE_OPTIONS = ["CONFIG_HARDENED_ATOMIC=y"]
 # Build files of other architectures are counted, never built here.
 _OTHER_ARCH = re.compile(r"^arch/(?!x86/)")
-_DIAG = re.compile(r"^(?P<file>[\w./+-]+):(?P<line>\d+):(?:\d+:)?\s*"
-                   r"(?P<kind>error|warning):\s*(?P<msg>.*)$")
+_DIAG = re.compile(r"^(?P<file>[\w./+-]+):(?P<line>\d+):(?:(?P<col>\d+):)?"
+                   r"\s*(?P<kind>error|warning|note):\s*(?P<msg>.*)$")
 
 
 class CheckError(Exception):
@@ -56,10 +56,17 @@ def _git(wt: Path, *args: str) -> str:
 # ---------------------------------------------------------------------
 
 def _make(wt: Path, build: Path, jobs: int, *args: str,
-          timeout: Optional[int] = None) -> subprocess.CompletedProcess[str]:
+          timeout: Optional[int] = None,
+          merged: bool = False) -> subprocess.CompletedProcess[str]:
+    """make in BUILD for the source WT; MERGED: stderr into stdout, in
+    order (the diagnostics after the CC line of their object)."""
     cc = "ccache gcc" if _have("ccache") else "gcc"
     cmd = ["nice", "make", "-C", str(wt), f"O={build}", "ARCH=x86_64",
            f"CC={cc}", f"-j{jobs}", *args]
+    if merged:
+        return subprocess.run(cmd, cwd=wt, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True,
+                              check=False, timeout=timeout)
     return _run(cmd, wt, timeout=timeout)
 
 
@@ -155,6 +162,48 @@ def objects(wt: Path, files: list[str]) -> tuple[list[str], list[str]]:
     return sorted(objs), skipped
 
 
+def parse_diagnostics(output: str, wt: Path,
+                      out: dict[str, dict[str, Any]]) -> None:
+    """Charge make's OUTPUT (stderr merged, -Otarget) to the objects of
+    OUT: each error (with the macros it was expanded from, in "diags")
+    and each sparse line, to the object whose CC/CHECK line precedes it
+    (or whose source it is in)."""
+    srcs = {o[:-2] + ".c": o for o in out}
+    current: Optional[str] = None
+    last: Optional[dict[str, Any]] = None
+    for line in output.splitlines():
+        m = re.search(r"\b(?:CC \[M\]|CC|CHECK)\s+(\S+)$", line)
+        if m:
+            current = m.group(1)
+            last = None
+            continue
+        d = _DIAG.match(line)
+        if not d:
+            continue
+        path = os.path.relpath(d.group("file"), wt) \
+            if d.group("file").startswith("/") else d.group("file")
+        if d.group("kind") == "note":
+            if last is not None and \
+                    d.group("msg").startswith("in expansion of macro"):
+                last["expansions"].append((path, int(d.group("line"))))
+            continue
+        obj = srcs.get(path) or (srcs.get(current[:-2] + ".c")
+                                 if current else None)
+        if obj is None:
+            continue
+        entry = f"{path}: {d.group('kind')}: {d.group('msg')}"
+        if d.group("kind") == "error":
+            out[obj]["errors"].append(entry)
+            last = {"file": path, "line": int(d.group("line")),
+                    "col": int(d.group("col") or 1), "msg": d.group("msg"),
+                    "expansions": []}
+            out[obj].setdefault("diags", []).append(last)
+            continue
+        last = None
+        if not re.search(r"\[-W[\w=-]+\]$", d.group("msg")):
+            out[obj]["sparse"].append(f"{path}: {d.group('msg')}")
+
+
 def build(wt: Path, build_dir: Path, objs: list[str], jobs: int,
           sparse: bool = True) -> dict[str, dict[str, Any]]:
     """Compile OBJS (with sparse unless told not to); per object: built,
@@ -164,31 +213,14 @@ def build(wt: Path, build_dir: Path, objs: list[str], jobs: int,
     if not objs:
         return out
     checker = ["C=2", "CHECK=sparse"] if sparse else []
-    res = _make(wt, build_dir, jobs, "-k", *checker, *objs)
-    srcs = {o[:-2] + ".c": o for o in objs}
-    current: Optional[str] = None
-    for line in (res.stdout + res.stderr).splitlines():
-        m = re.search(r"\b(?:CC \[M\]|CC|CHECK)\s+(\S+)$", line)
-        if m:
-            current = m.group(1)
-            continue
-        d = _DIAG.match(line)
-        if not d:
-            continue
-        path = os.path.relpath(d.group("file"), wt) \
-            if d.group("file").startswith("/") else d.group("file")
-        obj = srcs.get(path) or (srcs.get(current) if current else None)
-        if obj is None:
-            for o in objs:
-                if current and current.startswith(o[:-2]):
-                    obj = o
-        if obj is None:
-            continue
-        entry = f"{path}: {d.group('kind')}: {d.group('msg')}"
-        if d.group("kind") == "error":
-            out[obj]["errors"].append(entry)
-        elif not re.search(r"\[-W[\w=-]+\]$", d.group("msg")):
-            out[obj]["sparse"].append(f"{path}: {d.group('msg')}")
+    # An object left from an earlier build must not count as built now.
+    for o in objs:
+        (build_dir / o).unlink(missing_ok=True)
+    # -Otarget keeps each object's diagnostics after its CC line, so
+    # that an error in a header is charged to the object that included it.
+    res = _make(wt, build_dir, jobs, "-k", "-Otarget", *checker, *objs,
+                merged=True)
+    parse_diagnostics(res.stdout, wt, out)
     for o in objs:
         out[o]["built"] = (build_dir / o).is_file() and not out[o]["errors"]
     return out
@@ -400,6 +432,7 @@ def whole(series_dir: Path, jobs: int, config: str,
     patches = [series_dir / s["slug"] / p for s in index
                for p in s["patches"] if not p.startswith("0000-")]
     failed: list[str] = []
+    conflicting: list[Path] = []
     for patch in patches:
         # Each series is made against the start commit; two that touch
         # neighbouring lines of one file (a helper shared by two
@@ -411,31 +444,117 @@ def whole(series_dir: Path, jobs: int, config: str,
             _run(["git", "am", "--abort"], wt)
             failed.append(f"{patch.parent.name}/{patch.name}: "
                           f"{am.stderr.strip()[:200]}")
+            conflicting.append(patch)
+    if conflicting:
+        stacked_from(wt, meta, conflicting, log)
     files = sorted({f for p in patches for f in touched_files(p)})
     objs, skipped = objects(wt, files)
     log(f"check: whole churn: {len(patches)} patches, {len(files)} files, "
         f"{len(objs)} objects to build ({config})")
     t0 = time.monotonic()
     built = build(wt, build_dir, objs, jobs, sparse=False)
+    failing = [o for o in objs if not built[o]["built"]]
+    # The same objects on the unpatched tree: what fails there too is the
+    # configuration's (a file allmodconfig does not select), not the churn's.
+    churn_head = _git(wt, "rev-parse", "HEAD").strip()
+    _git(wt, "checkout", "-q", "--detach", meta["start"])
+    log(f"check: whole churn: {len(failing)} objects failed; building them "
+        "without the churn")
+    base = build(wt, build_dir, failing, jobs, sparse=False)
+    _git(wt, "checkout", "-q", "--detach", churn_head)
     seconds = round(time.monotonic() - t0)
-    errors = [e for o in objs for e in built[o]["errors"]]
-    not_built = [o for o in objs if not built[o]["built"]
-                 and not built[o]["errors"]]
+    new_errors: list[dict[str, Any]] = []
+    base_failures: list[str] = []
+    not_built: list[str] = []
+    for o in failing:
+        was = Counter(_strip_line(e) for e in base[o]["errors"])
+        for diag, entry in zip(built[o].get("diags", []), built[o]["errors"]):
+            if was[_strip_line(entry)] > 0:
+                was[_strip_line(entry)] -= 1
+            else:
+                new_errors.append({"object": o, "error": entry, **diag})
+        if not base[o]["built"]:
+            (base_failures if base[o]["errors"] else not_built).append(o)
+    names = build_blame.names_index(
+        [k for s in index for k in s.get("variables", [])])
+    units = preprocess(wt, build_dir, sorted({e["object"]
+                                              for e in new_errors}), jobs)
+    cache: dict[str, list[str]] = {}
+    table: dict[str, dict[str, str]] = {}
+    blocked: dict[str, str] = {}
+    for err in new_errors:
+        unit = units.get(err["object"], build_blame.Unit([], set()))
+        macros = build_blame.unit_macros(wt, unit, cache, table)
+        err["blamed"] = build_blame.blame(wt, err, names, unit, macros, cache)
+        for key in err["blamed"]:
+            blocked.setdefault(key, f"breaks the build with the whole churn: "
+                               f"{err['file']}:{err['line']}: {err['msg']}")
+    unexplained = [e for e in new_errors if not e["blamed"]]
     result: dict[str, Any] = {
         "config": config, "patches": len(patches), "not_applied": failed,
         "files": len(files), "objects": len(objs),
         "compiled": sum(1 for o in objs if built[o]["built"]),
-        "errors": errors, "not_built": not_built,
+        "errors": [f"{e['object']}: {e['error']}" for e in new_errors],
+        "errors_unexplained": [f"{e['object']}: {e['error']}"
+                               for e in unexplained],
+        "blamed": sorted(blocked),
+        "fails_without_churn": base_failures,
+        "not_built": not_built,
         "other_arch_or_no_includer": skipped, "seconds": seconds,
-        "ok": not failed and not errors}
+        "ok": not failed and not new_errors}
     (series_dir / "whole-churn.json").write_text(
         json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    (series_dir / "build-blocked.json").write_text(
+        json.dumps(blocked, indent=1, sort_keys=True) + "\n",
+        encoding="utf-8")
     log(f"check: whole churn: {result['compiled']}/{len(objs)} objects "
-        f"compiled, {len(errors)} errors, {len(not_built)} not built by "
-        f"{config}, {len(skipped)} files of other architectures or "
-        f"without an includer, {len(failed)} patches not applied, "
-        f"{seconds} s")
+        f"compiled, {len(new_errors)} errors the churn adds "
+        f"({len(unexplained)} naming no converted variable), "
+        f"{len(base_failures)} objects failing without the churn too, "
+        f"{len(not_built)} not built by {config}, {len(skipped)} files of "
+        f"other architectures or without an includer, {len(failed)} patches "
+        f"not applied, {seconds} s")
+    if blocked:
+        log(f"check: whole churn: {len(blocked)} converted variables named "
+            f"by an error: {series_dir / 'build-blocked.json'} (pass it to "
+            "convert --blocked)")
     return bool(result["ok"])
+
+
+def stacked_from(wt: Path, meta: dict[str, Any], patches: list[Path],
+                 log: Any) -> None:
+    """Take the files of PATCHES, which did not stack on the other series
+    (two sections changing neighbouring lines of one file), from the
+    conversion's stacked branch (split.stack_all: every section in order,
+    ending at the one-pass conversion), so that the build still sees the
+    whole churn."""
+    from refsweep import split
+    summary = split.summary_path(Path(meta["worktree"]))
+    try:
+        commit = json.loads(summary.read_text(encoding="utf-8"))[
+            "all_branch"]["commit"]
+    except (OSError, ValueError, KeyError) as e:
+        raise CheckError(f"{len(patches)} patches did not apply and the "
+                         f"stacked branch is unknown ({summary}: {e})") from e
+    files = sorted({f for p in patches for f in touched_files(p)})
+    _git(wt, "checkout", commit, "--", *files)
+    _git(wt, "-c", "user.name=refsweep", "-c", "user.email=refsweep@localhost",
+         "commit", "-q", "-m", f"whole churn: {len(files)} files of "
+         f"{len(patches)} conflicting patches from {commit[:12]}")
+    log(f"check: whole churn: {len(patches)} patches did not stack; their "
+        f"{len(files)} files come from the stacked branch ({commit[:12]})")
+
+
+def preprocess(wt: Path, build_dir: Path, objs: list[str], jobs: int
+               ) -> dict[str, build_blame.Unit]:
+    """What each of OBJS' preprocessed source (make FILE.i) shows."""
+    targets = [o[:-2] + ".i" for o in objs]
+    for t in targets:
+        (build_dir / t).unlink(missing_ok=True)
+    if targets:
+        _make(wt, build_dir, jobs, "-k", *targets)
+    return {o: build_blame.read_unit(wt, build_dir / t)
+            for o, t in zip(objs, targets) if (build_dir / t).is_file()}
 
 
 def table(rows: list[tuple[str, dict[str, Any]]]) -> str:

@@ -2,6 +2,7 @@
 """The convert, series and check commands: arguments and printed counts."""
 
 import argparse
+import json
 import re
 import shlex
 import sys
@@ -24,7 +25,8 @@ def reason_kind(reason: str) -> str:
                   reason)
     if m:
         return f"a member is {m.group(1)}"
-    for needle, kind in (("not rewritten", "spatch did not rewrite a site"),
+    for needle, kind in (("breaks the build", "breaks the whole-churn build"),
+                         ("not rewritten", "spatch did not rewrite a site"),
                          ("escapes", "address escapes"),
                          ("debugfs_create_atomic_t", "exported by debugfs"),
                          ("does not parse", "op in unparsed code"),
@@ -80,6 +82,26 @@ def print_summary(summary: dict[str, Any], elapsed: float,
     out(f"  summary: {split.summary_path(Path(summary['worktree']))}")
 
 
+def mark_build_blocked(records: list[dict[str, Any]],
+                       files: list[Path]) -> None:
+    """Mark the variables that check --whole's build-blocked.json FILES
+    name, so that their groups stay unconverted with the error."""
+    by_key = {r["key"]: r for r in records}
+    for path in files:
+        try:
+            blocked = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise convert.ConvertError(f"--blocked {path}: {e}") from e
+        if not isinstance(blocked, dict) or not all(
+                isinstance(v, str) for v in blocked.values()):
+            raise convert.ConvertError(
+                f"--blocked {path}: not a JSON object of key: reason "
+                "(check --whole's build-blocked.json)")
+        for key, reason in blocked.items():
+            if key in by_key:
+                by_key[key].setdefault("build_blocked", reason)
+
+
 def cmd_convert(args: argparse.Namespace) -> int:
     start = time.monotonic()
     tree_dir: Path = args.tree
@@ -87,6 +109,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
         workdir.sub("verdicts") / f"{tree_dir.name}.jsonl"
     try:
         records = verdicts.read(vpath)
+        mark_build_blocked(records, [Path(b) for b in args.blocked])
         core = split.core_series_dir(tree_dir, Path(args.core).resolve()
                                      if args.core else None)
         target = _targets(core)[args.to]
@@ -106,6 +129,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
             (f" --to {args.to}" if args.to != "atomic_unchecked_t" else "") + \
             "".join(f" --subsystem {shlex.quote(s)}"
                     for s in sorted(subsystems)) + \
+            "".join(f" --blocked {shlex.quote(Path(b).name)}"
+                    for b in args.blocked) + \
             "".join(f" {shlex.quote(p)}" for p in paths)
         summary = split.run(tree_dir, wt, records, target, core, args.jobs,
                             command, select, timeout=args.timeout)
@@ -169,6 +194,10 @@ def add_parsers(sub: Any, jobs: int,
     s.add_argument("--timeout", type=int, default=300,
                    help="spatch seconds per file (a file that times out "
                         "keeps its groups unconverted)")
+    s.add_argument("--blocked", action="append", default=[],
+                   metavar="FILE",
+                   help="keep the variables of check --whole's "
+                        "build-blocked.json unconverted (repeatable)")
     s.add_argument("paths", nargs="*", help="declarations under these paths")
     s.set_defaults(func=cmd_convert)
 

@@ -167,6 +167,9 @@ def blockers(rec: Record, target: Target) -> list[str]:
     if not target.eligible(rec):
         out.append(f"{key} is {d.final} ({d.source}: {d.why})")
         return out
+    if rec.get("build_blocked"):
+        # check --whole found the group does not compile converted.
+        out.append(f"{key}: {rec['build_blocked']}")
     if rec["type"] not in target.types:
         out.append(f"{key} is {rec['type']}, which {target.name} cannot hold")
     if not _key_parts(key):
