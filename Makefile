@@ -26,7 +26,7 @@ CORE_LTS  ?= $$($(REFSWEEP) tree 6.12)
 	core-test-x86_64 core-build-x86_64 core-lkdtm-x86_64 core-bloat-x86_64 \
 	core-prove-tests core-prove-lkdtm core-sanitize-mutate core-test-next \
 	test-check-kernel \
-	core-workload core-workload-short clean
+	core-workload core-workload-churn core-workload-short clean
 
 all: run
 
@@ -157,6 +157,17 @@ core-workload: setup
 		core-patch/workload/run --duration 600 $(WORKLOAD_ARGS) "$$t" || \
 			status=1; \
 	done; exit $$status
+
+# The newest tree's kernel with the whole churn of "refsweep convert"
+# (CHURN_SERIES, the output of "refsweep series") applied on the core
+# series: 600 s of workload; no overflow report may be new.
+CHURN_SERIES ?= $(WORK)/series/7.2-unchecked
+core-workload-churn: setup
+	core-patch/workload-churn/whole-churn "$(CHURN_SERIES)" \
+		"$(WORK)/core-patch/whole-churn"
+	core-patch/workload/run --duration 600 --no-churn \
+		--extra "$(WORK)/core-patch/whole-churn" $(WORKLOAD_ARGS) \
+		"$(CORE_TREE)"
 
 core-workload-short: setup
 	core-patch/workload/run --duration 1 --slice 5 --grace 60 \

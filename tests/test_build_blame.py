@@ -127,3 +127,10 @@ def test_bad_blocked_file_names_it(tmp_path: Path, text: str) -> None:
     path.write_text(text)
     with pytest.raises(convert.ConvertError, match="blocked.json"):
         mark_build_blocked([], [path])
+
+
+def test_build_blocked_reason_is_counted_as_such() -> None:
+    from refsweep.churn import reason_kind
+    assert reason_kind("struct fx_work.data: breaks the build with the "
+                       "whole churn: fx_work.h:14: missing braces around "
+                       "initializer") == "breaks the whole-churn build"

@@ -84,6 +84,48 @@ def test_audit_series_passes_check(tmp_path: Path,
     assert whole["patches"] == len(result["patches"])
     assert whole["compiled"] == whole["objects"] >= 1
     assert not whole["errors"] and not whole["not_applied"]
+    # A churn that converts a declaration and none of its operations does
+    # not compile; check --whole blames the variable, and only it.
+    broken = out / "audit-broken"
+    broken.mkdir()
+    (broken / "0001-audit-convert-a-declaration-only.patch").write_text(
+        declaration_only_patch(tree_dir, json.loads(
+            (out / "series.json").read_text())["start"]))
+    index = json.loads((out / "index.json").read_text())
+    index.append({"slug": "audit-broken", "section": SECTION,
+                  "patches": ["0001-audit-convert-a-declaration-only.patch"],
+                  "variables": ["struct audit_chunk.refs"]})
+    (out / "index.json").write_text(json.dumps(index))
+    assert not check.whole(Path("series"), 2, "defconfig", Path("build"),
+                           log=lambda _s: None)
+    whole = json.loads((out / "whole-churn.json").read_text())
+    assert whole["errors"] and not whole["errors_unexplained"], whole
+    assert all(e.startswith("kernel/audit_tree.o: ")
+               for e in whole["errors"]), whole["errors"]
+    blocked = json.loads((out / "build-blocked.json").read_text())
+    assert list(blocked) == ["struct audit_chunk.refs"], blocked
+
+
+def declaration_only_patch(tree_dir: Path, start: str) -> str:
+    """A mail-form patch that turns struct audit_chunk's atomic_long_t
+    into atomic_long_unchecked_t and leaves its operations alone."""
+    text = split.git(tree_dir, "show", f"{start}:kernel/audit_tree.c")
+    lines = text.splitlines()
+    at = lines.index("\tatomic_long_t refs;")
+    before, after = lines[at - 3:at], lines[at + 1:at + 4]
+    hunk = [f"@@ -{at - 2},7 +{at - 2},7 @@"] + \
+        [" " + x for x in before] + ["-\tatomic_long_t refs;",
+                                     "+\tatomic_long_unchecked_t refs;"] + \
+        [" " + x for x in after]
+    return "\n".join([
+        "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 "
+        "2001", "From: refsweep test <test@localhost>",
+        "Date: Thu, 3 Dec 2026 00:00:00 +0000",
+        "Subject: [PATCH] audit: convert a declaration only", "",
+        "A deliberately inconsistent churn.", "---",
+        "diff --git a/kernel/audit_tree.c b/kernel/audit_tree.c",
+        "--- a/kernel/audit_tree.c", "+++ b/kernel/audit_tree.c",
+        *hunk, "-- ", "2.0", ""])
 
 
 def _scan(tree_dir: Path, files: list[str], tmp: Path) -> tuple[
