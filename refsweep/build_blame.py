@@ -20,7 +20,7 @@ names nothing is reported as unexplained.
 import os
 import re
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Optional
 
 from refsweep import convert
 
@@ -180,15 +180,18 @@ def initializer_culprits(text: str, macros: dict[str, tuple[str, str]],
     return out
 
 
-def visible(key: str, unit: Unit) -> bool:
-    """Whether KEY can be what the object's code refers to."""
+def visible(key: str, unit: Optional[Unit]) -> bool:
+    """Whether KEY can be what the object's code refers to (without a
+    preprocessed unit: any key may be, the safe side)."""
+    if unit is None:
+        return True
     if key.startswith(("struct ", "union ")):
         return key.rsplit(".", 1)[0] in unit.tags
     return key.split(":", 1)[0] in unit.files
 
 
 def blame(wt: Path, diag: dict[str, Any], names: dict[str, list[str]],
-          unit: Unit, macros: dict[str, tuple[str, str]],
+          unit: Optional[Unit], macros: dict[str, tuple[str, str]],
           cache: dict[str, list[str]]) -> list[str]:
     """Converted keys that the compile error DIAG names.
 

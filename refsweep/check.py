@@ -506,8 +506,14 @@ def whole(series_dir: Path, jobs: int, config: str,
     table: dict[str, dict[str, str]] = {}
     blocked: dict[str, str] = {}
     for err in new_errors:
-        unit = units.get(err["object"], build_blame.Unit([], set()))
-        macros = build_blame.unit_macros(wt, unit, cache, table)
+        # No preprocessed source (make FILE.i failed): every converted
+        # variable the error names is blamed, and macros come from the
+        # files of the error and its expansions.
+        unit = units.get(err["object"])
+        macros = build_blame.unit_macros(
+            wt, unit or build_blame.Unit(
+                [err["file"]] + [f for f, _ in err["expansions"]], set()),
+            cache, table)
         err["blamed"] = build_blame.blame(wt, err, names, unit, macros, cache)
         for key in err["blamed"]:
             blocked.setdefault(key, f"breaks the build with the whole churn: "

@@ -101,6 +101,8 @@ def test_unit_sees_its_structs_and_files(diagnosed: tuple[
     assert build_blame.visible("struct fx_work.data", unit)
     assert not build_blame.visible("struct fx_elsewhere.data", unit)
     assert build_blame.visible("drivers/fx/fx_user.c:fx_hits", unit)
+    # Without the preprocessed source nothing is ruled out.
+    assert build_blame.visible("struct fx_elsewhere.data", None)
 
 
 def test_braced_text_spans_the_initializer() -> None:
