@@ -136,3 +136,46 @@ def test_build_blocked_reason_is_counted_as_such() -> None:
     assert reason_kind("struct fx_work.data: breaks the build with the "
                        "whole churn: fx_work.h:14: missing braces around "
                        "initializer") == "breaks the whole-churn build"
+
+
+def _commit_all(repo: Path, msg: str) -> None:
+    for args in (["add", "-A"], ["commit", "-qm", msg]):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t",
+                        *args], cwd=repo, check=True)
+
+
+def test_series_changing_adjacent_lines_stack(tmp_path: Path) -> None:
+    """Two series made against one commit that change adjacent lines of
+    a file (one section printing another's counter beside its own) leave
+    each other no context line: the second stacks only without context,
+    and then gives the file both series made."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "master"], cwd=repo,
+                   check=True)
+    lines = [f"\tline{i};" for i in range(10)]
+    lines[4] = "\tatomic_read(&own);"
+    lines[5] = "\tatomic_read(&other);"
+    src = repo / "show.c"
+    src.write_text("\n".join(lines) + "\n")
+    _commit_all(repo, "base")
+    patches = []
+    for name in ("own", "other"):
+        subprocess.run(["git", "checkout", "-q", "--detach", "master"],
+                       cwd=repo, check=True)
+        src.write_text(src.read_text().replace(
+            f"atomic_read(&{name})", f"atomic_read_unchecked(&{name})"))
+        _commit_all(repo, f"{name}: unchecked")
+        out = subprocess.run(["git", "format-patch", "-1", "-o",
+                              str(tmp_path / name)], cwd=repo, check=True,
+                             capture_output=True, text=True)
+        patches.append(Path(out.stdout.strip()))
+    subprocess.run(["git", "checkout", "-q", "--detach", "master"],
+                   cwd=repo, check=True)
+    assert check._am_stacked(repo, patches[0], []).returncode == 0
+    assert check._am_stacked(repo, patches[1], []).returncode != 0
+    assert check._am_stacked(repo, patches[1], ["-C0"]).returncode == 0
+    text = src.read_text()
+    assert "atomic_read_unchecked(&own)" in text
+    assert "atomic_read_unchecked(&other)" in text
+    assert "atomic_read(&" not in text
