@@ -70,11 +70,16 @@ class FileFacts(NamedTuple):
 
 def strip_comments(text: str) -> str:
     """Blank out comments and string/char literal contents, keeping lines."""
+    def spaces(s: str) -> str:
+        if "\n" not in s:
+            return " " * len(s)
+        return "\n".join(" " * len(part) for part in s.split("\n"))
+
     def blank(m: "re.Match[str]") -> str:
         s = m.group(0)
         if s[0] in "\"'":
-            return s[0] + re.sub(r"[^\n]", " ", s[1:-1]) + s[-1]
-        return re.sub(r"[^\n]", " ", s)
+            return s[0] + spaces(s[1:-1]) + s[-1]
+        return spaces(s)
     return _COMMENT_OR_LITERAL.sub(blank, text)
 
 

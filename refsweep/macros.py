@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, Optional
 
 from refsweep import atomic_api, evidence, lexical
-from refsweep.sources import Sources, call_args, grep_words
+from refsweep.sources import Sources, call_args
 
 Record = dict[str, Any]
 
@@ -140,7 +140,7 @@ def uses_of(tree: Optional[Path], sources: Sources,
         return out
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, by_name)) +
                          r")\s*\(")
-    for path, line in grep_words(tree, sorted(by_name)):
+    for path, line in sources.grep_words(sorted(by_name)):
         code = sources.code(path)
         start = sources.offset(path, line)
         end = code.find("\n", start)
@@ -235,7 +235,7 @@ def expand(tree: Optional[Path], files: list[Record],
                     hidden.add((d.path, d.line + _body_lines_before(
                         sources.code(d.path), d, op.name)))
     out: dict[str, list[Record]] = {}
-    for path, line in grep_words(tree, sorted(macros)):
+    for path, line in sources.grep_words(sorted(macros)):
         code = sources.code(path)
         start = sources.offset(path, line)
         end = code.find("\n", start)

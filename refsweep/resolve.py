@@ -6,18 +6,19 @@ See Documentation/classification.rst, "Variables and keys" and
 target cannot be told apart is given to every candidate, marked ambiguous.
 """
 
+import collections.abc
 import dataclasses
 import json
 import posixpath
 import re
 import subprocess
 from pathlib import Path
-from typing import Any, Optional
+from typing import AbstractSet, Any, Callable, Iterable, Iterator, Optional
 
 from refsweep import (atomic_api, macros, pointers, summaries, workdir,
                       wrap_design)
 from refsweep.records import Evidence, Use, Variable, evidence_from_op
-from refsweep.sources import ResolveError, Sources, git_grep, grep_words
+from refsweep.sources import ResolveError, Sources, git_grep
 
 Record = dict[str, Any]
 _MEMBER = re.compile(r"(?:->|\.)(\w+)(?:\[[^\]]*\])*\)*$")
@@ -83,28 +84,30 @@ class Index:
             elif var.scope == "file":
                 self.globals.setdefault(key.rsplit(":", 1)[1], []).append(key)
 
-    def narrow(self, cands: list[str], tiers: list[frozenset[str]]
+    def narrow(self, cands: list[str],
+               tiers: list[Callable[[], AbstractSet[str]]]
                ) -> list[tuple[str, str]]:
         """Candidates as (key, level).
 
-        TIERS are sets of paths, nearest first (the file itself, headers
-        it includes directly, headers it sees transitively).  The
+        TIERS give sets of paths, nearest first (the file itself, headers
+        it includes directly, headers it sees transitively); a tier is
+        only computed when the nearer ones do not decide.  The
         candidates declared in the first tier that has any are close:
         "exact" if alone, else "ambiguous"; the others are "weak".  With
         no close candidate all are "ambiguous".  Weak evidence can only
         block a wrap-safe verdict, so a wrong preference costs a decision,
         never safety.
         """
-        everything = frozenset().union(*tiers) if tiers else frozenset()
         # A struct declared only in .c files is visible in those files
         # alone: it cannot be the target of an op elsewhere.
         cands = [k for k in cands
                  if not k.startswith(("struct ", "union "))
-                 or self.decl_paths[k] & everything
-                 or any(not p.endswith(".c") for p in self.decl_paths[k])]
+                 or any(not p.endswith(".c") for p in self.decl_paths[k])
+                 or any(self.decl_paths[k] & tier() for tier in tiers)]
         if len(cands) == 1:
             return [(cands[0], "exact")]
-        for tier in tiers:
+        for tier_of in tiers:
+            tier = tier_of()
             close = [k for k in cands if self.decl_paths[k] & tier]
             if close:
                 level = "exact" if len(close) == 1 else "ambiguous"
@@ -173,7 +176,8 @@ class IncludeGraph:
 
     def __init__(self, tree: Optional[Path]) -> None:
         self.edges: dict[str, list[str]] = {}
-        self.memo: dict[str, frozenset[str]] = {}
+        self.bit: dict[str, int] = {}       # file -> its bit in masks
+        self.mask: dict[str, int] = {}      # file -> what it sees
         if tree is None:
             return
         head = subprocess.run(["git", "-C", str(tree), "rev-parse", "HEAD"],
@@ -194,21 +198,88 @@ class IncludeGraph:
         if head:
             cache.write_text(json.dumps(self.edges), encoding="utf-8")
 
-    def sees(self, path: str) -> frozenset[str]:
+    def sees(self, path: str) -> "Seen":
         """Every file PATH includes, transitively, and PATH itself."""
-        if path in self.memo:
-            return self.memo[path]
-        seen = {path}
-        todo = [path]
-        while todo:
-            cur = todo.pop()
-            for nxt in self.edges.get(cur, ()):
-                if nxt not in seen:
-                    seen.add(nxt)
-                    todo.append(nxt)
-        out = frozenset(seen)
-        self.memo[path] = out
-        return out
+        if path not in self.mask:
+            self._close(path)
+        return Seen(self.mask[path], self.bit)
+
+    def _bit(self, path: str) -> int:
+        return self.bit.setdefault(path, len(self.bit))
+
+    def _close(self, start: str) -> None:
+        """Set the closure mask of every file reachable from START:
+        Tarjan's strongly connected components, iteratively, so that a
+        header's closure is the union of its includes' (computed once)
+        and an include cycle shares one."""
+        index: dict[str, int] = {}
+        low: dict[str, int] = {}
+        stack: list[str] = []
+        on_stack: set[str] = set()
+        work = [(start, iter(self.edges.get(start, ())))]
+        index[start] = low[start] = 0
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            for child in children:
+                if child in self.mask:
+                    continue
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(self.edges.get(child, ()))))
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            else:
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                if low[node] != index[node]:
+                    continue
+                members = []
+                while True:
+                    top = stack.pop()
+                    on_stack.discard(top)
+                    members.append(top)
+                    if top == node:
+                        break
+                mask = 0
+                for member in members:
+                    mask |= 1 << self._bit(member)
+                    for child in self.edges.get(member, ()):
+                        mask |= self.mask.get(child, 0)
+                for member in members:
+                    self.mask[member] = mask
+
+
+class Seen(collections.abc.Set[str]):
+    """The files one file sees, as a bit mask over the include graph's
+    files: unions of large closures are one integer OR each."""
+
+    __slots__ = ("mask", "bit")
+
+    def __init__(self, mask: int, bit: dict[str, int]) -> None:
+        self.mask = mask
+        self.bit = bit
+
+    def __contains__(self, path: object) -> bool:
+        at = self.bit.get(path) if isinstance(path, str) else None
+        return at is not None and bool(self.mask >> at & 1)
+
+    def __iter__(self) -> Iterator[str]:
+        return (p for p, at in self.bit.items() if self.mask >> at & 1)
+
+    def __len__(self) -> int:
+        return bin(self.mask).count("1")
+
+    @classmethod
+    def _from_iterable(cls, paths: Iterable[str]) -> frozenset[str]:
+        # What "&" and "|" with other sets build: a plain set of paths.
+        return frozenset(paths)
 
 
 __all__ = ["ResolveError", "Variable", "attribute", "collect_variables"]
@@ -272,8 +343,8 @@ class _Attributor:
              ambiguous: bool, evs: list[Evidence], escape: bool
              ) -> list[str]:
         """Attach EVS to KEYS; returns the keys that got them."""
-        tiers = [frozenset({path}), near, self.graph.sees(path)] \
-            if ambiguous else []
+        tiers = [lambda: frozenset({path}), lambda: near,
+                 lambda: self.graph.sees(path)] if ambiguous else []
         levels = self.index.narrow(keys, tiers) \
             if ambiguous else [(k, "exact") for k in keys]
         if escape:
@@ -448,7 +519,7 @@ def _apply_summaries(tree: Path, summ: summaries.Summaries,
     names = sorted(summ.defs)
     wanted = set(names)
     group_members: dict[tuple[str, str, int], set[str]] = {}
-    for path, lno in grep_words(tree, names):
+    for path, lno in sources.grep_words(names):
         f = by_path.get(path, {})
         spans = [(n, int(s), int(e)) for n, s, e in f.get("functions", [])]
         near = frozenset({path, *f.get("includes", [])})
@@ -461,7 +532,7 @@ def _apply_summaries(tree: Path, summ: summaries.Summaries,
                 continue        # this file's own function of that name
             params = _macro_params(line)
             for _at, args in summaries.call_at(sources, path, lno, name):
-                defs, amb_def = summ.lookup(name, path, att.graph.sees(path))
+                defs, amb_def = summ.lookup(name, path)
                 for d in defs:
                     if d.position >= len(args):
                         continue
@@ -507,8 +578,7 @@ def _apply_macro_helpers(tree: Path, summ: summaries.Summaries,
         fn = summaries.function_at(spans, lno)
         body = macros.substitute(mdef, margs)
         for name, args in macros.helper_calls(body, helpers):
-            defs_of, amb_def = summ.lookup(name, mdef.path,
-                                           att.graph.sees(mdef.path))
+            defs_of, amb_def = summ.lookup(name, mdef.path)
             for d in defs_of:
                 if d.position >= len(args):
                     continue

@@ -10,6 +10,7 @@ import concurrent.futures
 import hashlib
 import json
 import os
+import posixpath
 import re
 import shutil
 import subprocess
@@ -19,12 +20,12 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Optional, TextIO
 
-from refsweep import VERSION, atomic_api, evidence, lexical, spatch, workdir
+from refsweep import (VERSION, atomic_api, evidence, lexical, spatch,
+                      tree_grep, workdir)
 
 # Files that mention an atomic type or operation; spatch sees only these.
 PREFILTER = r"\batomic(64|_long)?_(t\b|[a-z0-9_]+\s*\()"
 _PREFILTER_RE = re.compile(PREFILTER)
-EXCLUDED = ("tools/", "Documentation/", "scripts/")
 # The files that define the atomic API itself, not users of it.
 API_FILES = ("include/linux/atomic", "include/asm-generic/atomic",
              "include/linux/atomic.h", "lib/atomic64.c")
@@ -38,27 +39,38 @@ class ScanError(Exception):
 
 def candidate_files(tree: Path, paths: Iterable[str] = ()) -> list[str]:
     """C files under PATHS that mention atomics, sorted, API files dropped."""
-    # A fixed-string grep is ten times faster than git's regex engine on a
-    # whole tree; the regex then runs on the few thousand files it lists.
-    cmd = ["git", "-C", str(tree), "grep", "-l", "-F", "-e", "atomic", "--",
-           *(paths or ["."])]
-    res = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if res.returncode not in (0, 1):
-        raise ScanError(f"git grep failed in {tree}: {res.stderr.strip()}")
-    files = []
-    for f in res.stdout.splitlines():
-        if not f.endswith((".c", ".h")) or f.startswith(EXCLUDED):
-            continue
-        if f.startswith(API_FILES) or "/asm/atomic" in f:
-            continue
+    # A fixed-string grep is ten times faster than a regex on a whole
+    # tree; the regex then runs on the few thousand files it finds, and
+    # both are kept per file content (tree_grep).
+    try:
+        hits = tree_grep.grep(tree, ["-F", "-m1"], ["atomic"],
+                              ("*.c", "*.h"), _mentions_atomics, PREFILTER)
+    except tree_grep.GrepError as e:
+        raise ScanError(str(e)) from e
+    under = [posixpath.normpath(p).rstrip("/") for p in paths]
+    files = [f for f, _n, _t in hits
+             if not f.startswith(API_FILES) and "/asm/atomic" not in f]
+    if under and "." not in under:
+        files = [f for f in files
+                 if any(f == u or f.startswith(u + "/") for u in under)]
+    return sorted(set(files))
+
+
+def _mentions_atomics(tree: Path, hits: list[tree_grep.Hit]
+                      ) -> list[tree_grep.Hit]:
+    """The hits of files whose text passes the scan's prefilter; a file
+    that cannot be read is kept (the scan reports it as unreadable)."""
+    out = []
+    for hit in hits:
         try:
-            text = (tree / f).read_text(encoding="utf-8", errors="replace")
+            text = (tree / hit[0]).read_text(encoding="utf-8",
+                                             errors="replace")
         except OSError:
-            files.append(f)     # the scan reports it as unreadable
+            out.append(hit)
             continue
         if _PREFILTER_RE.search(text):
-            files.append(f)
-    return sorted(files)
+            out.append(hit)
+    return out
 
 
 def shard(files: list[str], index: int, count: int) -> list[str]:

@@ -8,14 +8,14 @@ the stages that need text find nothing and decide nothing.
 """
 
 import bisect
+import itertools
 import re
 import subprocess
-import tempfile
 from array import array
 from pathlib import Path
 from typing import Optional
 
-from refsweep import atomic_api, lexical
+from refsweep import atomic_api, lexical, tree_grep
 
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 
@@ -48,6 +48,9 @@ class Sources:
         self._raw: dict[str, str] = {}
         self._code: dict[str, str] = {}
         self._starts: dict[str, "array[int]"] = {}
+        self._raw_lines: dict[str, list[str]] = {}
+        # Content ids of the tree's files, per glob set: read once per run.
+        self._ids: dict[tuple[str, ...], Optional[dict[str, str]]] = {}
 
     def _read(self, path: str) -> str:
         if self.tree is None:
@@ -75,12 +78,9 @@ class Sources:
     def offset(self, path: str, line: int) -> int:
         """Offset of the start of 1-based LINE in PATH's text."""
         if path not in self._starts:
-            code = self.code(path)
+            lengths = [len(line) + 1 for line in self.code(path).split("\n")]
             starts = array("l", [0])
-            at = code.find("\n")
-            while at >= 0:
-                starts.append(at + 1)
-                at = code.find("\n", at + 1)
+            starts.extend(itertools.accumulate(lengths[:-1]))
             self._starts[path] = starts
         starts = self._starts[path]
         return starts[min(max(line, 1), len(starts)) - 1]
@@ -95,8 +95,31 @@ class Sources:
         return code[self.offset(path, first):self.offset(path, last + 1)]
 
     def raw_lines(self, path: str, first: int, last: int) -> list[str]:
-        lines = self.raw(path).split("\n")
-        return lines[max(first - 1, 0):max(last, 0)]
+        if path not in self._raw_lines:
+            self._raw_lines[path] = self.raw(path).split("\n")
+        return self._raw_lines[path][max(first - 1, 0):max(last, 0)]
+
+    def grep_lines(self, words: list[str],
+                   globs: tuple[str, ...] = ("*.c", "*.h")
+                   ) -> list[tuple[str, int, str]]:
+        """(path, line, text) of every line of the tree's C files holding
+        one of WORDS as a word, sorted.  One GNU grep matches all words in
+        one pass (git grep tries each pattern on each line in turn); only
+        files changed since the last grep for the same words are read."""
+        if self.tree is None or not words:
+            return []
+        try:
+            if globs not in self._ids:
+                self._ids[globs] = tree_grep.file_ids(self.tree, globs)
+            return tree_grep.grep(self.tree, ["-wF"], sorted(set(words)),
+                                  globs, ids=self._ids[globs])
+        except tree_grep.GrepError as e:
+            raise ResolveError(str(e)) from e
+
+    def grep_words(self, words: list[str]) -> list[tuple[str, int]]:
+        """(path, line) of every line of the tree's C files holding a
+        WORD."""
+        return [(p, n) for p, n, _t in self.grep_lines(words)]
 
 
 def call_args(code: str, open_at: int) -> Optional[list[str]]:
@@ -115,43 +138,6 @@ def calls_in(code: str) -> list[tuple[str, int, list[str]]]:
         if args is not None:
             out.append((m.group(1), m.start(), args))
     return out
-
-
-def grep_lines(tree: Optional[Path], words: list[str],
-               globs: tuple[str, ...] = ("*.c", "*.h")
-               ) -> list[tuple[str, int, str]]:
-    """(path, line, text) of every line of TREE's C files holding one of
-    WORDS as a word (a fixed-string search: fast on a whole tree)."""
-    if tree is None or not words:
-        return []
-    out: list[tuple[str, int, str]] = []
-    # One GNU grep for all words: it matches them all in one pass, where
-    # git grep tries each pattern on each line in turn.
-    with tempfile.NamedTemporaryFile("w", suffix=".words") as f:
-        f.write("\n".join(words) + "\n")
-        f.flush()
-        res = subprocess.run(
-            ["grep", "-rnwF", "-f", f.name, *(f"--include={g}" for g in globs),
-             "--exclude-dir=.git", "--exclude-dir=tools",
-             "--exclude-dir=Documentation", "--exclude-dir=scripts", "."],
-            cwd=tree, capture_output=True, text=True, check=False,
-            errors="replace")
-    if res.returncode not in (0, 1):
-        msg = (res.stderr.strip().splitlines() or ["no message"])[-1]
-        raise ResolveError(f"grep failed in {tree}: {msg}")
-    for hit in res.stdout.splitlines():
-        path, _sep, rest = hit.partition(":")
-        lno, _sep, text = rest.partition(":")
-        if lno.isdigit():
-            out.append((path.removeprefix("./"), int(lno), text))
-    return out
-
-
-def grep_words(tree: Optional[Path], words: list[str],
-               globs: tuple[str, ...] = ("*.c", "*.h")
-               ) -> list[tuple[str, int]]:
-    """(path, line) of every line of TREE's C files holding a WORD."""
-    return [(p, n) for p, n, _t in grep_lines(tree, words, globs)]
 
 
 def strip_expr(expr: str) -> str:

@@ -15,7 +15,7 @@ Documentation/classification.rst, "Helpers, macros and pointers".
 
 import dataclasses
 import re
-from typing import Any, Callable, NamedTuple, Optional
+from typing import AbstractSet, Any, Callable, NamedTuple, Optional
 
 from refsweep import atomic_api, lexical
 from refsweep.atomic_api import Effect
@@ -49,7 +49,7 @@ class Summaries:
     """Helper definitions, their direct evidence and their pass-ons."""
 
     def __init__(self, files: list[Record], sources: Sources,
-                 sees: Callable[[str], frozenset[str]],
+                 sees: Callable[[str], AbstractSet[str]],
                  macro_names: frozenset[str] = frozenset()) -> None:
         self.sources = sources
         self.sees = sees
@@ -119,15 +119,20 @@ class Summaries:
                         detail=f"pointer passed to {callee}()", parsed=True,
                         base="escape", effect=Effect.READ))
 
-    def lookup(self, name: str, caller: str,
-               sees: frozenset[str]) -> tuple[list[HelperDef], bool]:
+    def lookup(self, name: str, caller: str) -> tuple[list[HelperDef], bool]:
         """The definitions a call of NAME from file CALLER reaches, and
         whether that is ambiguous: the caller's own file first, then the
         headers it sees, then every definition."""
         defs = self.defs.get(name, [])
-        for pick in ([d for d in defs if d.path == caller],
-                     [d for d in defs if d.path.endswith(".h")
-                      and d.path in sees]):
+        pick = [d for d in defs if d.path == caller]
+        if pick:
+            return pick, False
+        headers = [d for d in defs if d.path.endswith(".h")]
+        if headers:
+            # What CALLER sees costs a walk of the include graph: only
+            # when a header defines the helper.
+            sees = self.sees(caller)
+            pick = [d for d in headers if d.path in sees]
             if pick:
                 return pick, False
         global_defs = [d for d in defs if d.path.endswith(".c")] or defs
@@ -146,8 +151,7 @@ class Summaries:
         active.add(key)
         out = list(self.direct.get(key, []))
         for callee, index, where in self.edges.get(key, []):
-            defs, ambiguous = self.lookup(callee, key[0],
-                                          self.sees(key[0]))
+            defs, ambiguous = self.lookup(callee, key[0])
             for d in defs:
                 if d.position != index:
                     continue

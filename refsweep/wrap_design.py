@@ -35,7 +35,7 @@ from typing import Any, Optional
 from refsweep import atomic_api, lexical
 from refsweep.atomic_api import Effect
 from refsweep.records import Evidence, Use, Variable
-from refsweep.sources import Sources, call_args, grep_lines
+from refsweep.sources import Sources, call_args
 
 Record = dict[str, Any]
 
@@ -164,7 +164,7 @@ class Finder:
         """Object-like #defines of NAMES anywhere in the tree."""
         todo = sorted(n for n in names if n not in self.tree_defines
                       and n not in _KNOWN and _BIAS_NAME.search(n))
-        for _path, _line, text in grep_lines(self.tree, todo, ("*.h",)):
+        for _path, _line, text in self.sources.grep_lines(todo, ("*.h",)):
             m = _DEFINE.match(text.rstrip("\n"))
             if m and m.group(1) in names:
                 self.tree_defines.setdefault(m.group(1), m.group(2).strip())
