@@ -98,6 +98,16 @@ def parse_helper_defines(path: str, code: str,
     something built from a parameter to a function in HELPERS
     ("#define afs_stat_v(vnode, n) __afs_stat(&afs_v2net(vnode)->n)"):
     at each use the helper's summary applies to the expansion."""
+    return [d for d, callees in address_defines(path, code)
+            if helpers.intersection(callees)]
+
+
+def address_defines(path: str, code: str
+                    ) -> list[tuple[MacroDef, list[str]]]:
+    """Function-like macros of CODE whose body passes the address of
+    something built from a parameter to a function, with the names of the
+    functions it passes such an address to (which of them are helpers is
+    known only once the whole tree is read)."""
     out = []
     for m in _DEFINE.finditer(code):
         params = tuple(p.strip() for p in m.group(2).split(",")
@@ -105,15 +115,16 @@ def parse_helper_defines(path: str, code: str,
         body = m.group(3).replace("\\\n", " ")
         if not params or "&" not in body or atomic_api.decode(m.group(1)):
             continue        # atomic_dec_and_lock() & co. are ops already
+        callees = []
         for call in re.finditer(r"\b([A-Za-z_]\w*)\s*\(", body):
-            if call.group(1) not in helpers:
-                continue
             args = call_args(body, call.end() - 1)
             if args and any(a.lstrip().startswith("&") and
                             _references(a, params) for a in args):
-                out.append(MacroDef(m.group(1), params, body, path,
-                                    code.count("\n", 0, m.start()) + 1))
-                break
+                callees.append(call.group(1))
+        if callees:
+            out.append((MacroDef(m.group(1), params, body, path,
+                                 code.count("\n", 0, m.start()) + 1),
+                        sorted(set(callees))))
     return out
 
 
@@ -223,9 +234,7 @@ def expand(tree: Optional[Path], files: list[Record],
     for f in files:
         spans[f["path"]] = [(n, int(s), int(e))
                             for n, s, e in f.get("functions", [])]
-        code = sources.code(f["path"])
-        for d in [*parse_defines(f["path"], code),
-                  *parse_op_aliases(f["path"], code)]:
+        for d in macro_defs_of(f, sources):
             macros.setdefault(d.name, []).append(d)
     hidden: set[tuple[str, int]] = set()
     for defs in macros.values():
@@ -302,6 +311,19 @@ _OBJECT_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([a-z_]\w*)[ \t]+"
                             r"([^\n\\]+?)[ \t]*$", re.M)
 
 
+def alias_defines(code: str) -> list[tuple[str, str]]:
+    """(name, expression) of the object-like macros of CODE that alias a
+    member or variable ("#define sk_refcnt __sk_common.skc_refcnt")."""
+    out: list[tuple[str, str]] = []
+    if "define" not in code:
+        return out
+    for m in _OBJECT_DEFINE.finditer(code):
+        body = _ALIAS_BODY.match(m.group(2))
+        if body and body.group(1) != m.group(1):
+            out.append((m.group(1), re.sub(r"\s+", "", body.group(1))))
+    return out
+
+
 def aliases(files: list[Record], sources: Sources,
             names: set[str]) -> dict[str, str]:
     """Object-like macros among NAMES that alias a member or variable:
@@ -310,18 +332,49 @@ def aliases(files: list[Record], sources: Sources,
     mentions an atomic type."""
     out: dict[str, str] = {}
     for f in files:
-        code = sources.code(f["path"])
-        if "define" not in code:
-            continue
-        for m in _OBJECT_DEFINE.finditer(code):
-            if m.group(1) not in names:
+        for name, expansion in file_facts_of(f, sources)["alias_defines"]:
+            if name not in names:
                 continue
-            body = _ALIAS_BODY.match(m.group(2))
-            if not body or body.group(1) == m.group(1):
-                continue
-            expansion = re.sub(r"\s+", "", body.group(1))
-            if out.get(m.group(1), expansion) != expansion:
-                out[m.group(1)] = ""        # two meanings: use neither
+            if out.get(name, expansion) != expansion:
+                out[name] = ""        # two meanings: use neither
             else:
-                out[m.group(1)] = expansion
+                out[name] = expansion
     return {k: v for k, v in out.items() if v}
+
+
+def file_facts(path: str, code: str) -> Record:
+    """What one file (comment-stripped CODE) defines that the resolve
+    stage expands, kept with the file's scan record: macros with an
+    atomic op on a parameter, macros passing an address to a function,
+    and object-like aliases."""
+    return {"macro_defs": [[d.name, list(d.params), d.body, d.line]
+                           for d in [*parse_defines(path, code),
+                                     *parse_op_aliases(path, code)]],
+            "address_defines": [[d.name, list(d.params), d.body, d.line,
+                                 callees]
+                                for d, callees in address_defines(path,
+                                                                  code)],
+            "alias_defines": [list(a) for a in alias_defines(code)]}
+
+
+def file_facts_of(f: Record, sources: Sources) -> Record:
+    """F's macro facts: from its scan record, or from the file itself for
+    a record that lacks them."""
+    if "macro_defs" in f:
+        return f
+    return file_facts(f["path"], sources.code(f["path"]))
+
+
+def macro_defs_of(f: Record, sources: Sources) -> list[MacroDef]:
+    return [MacroDef(name, tuple(params), body, f["path"], line)
+            for name, params, body, line in
+            file_facts_of(f, sources)["macro_defs"]]
+
+
+def helper_defines_of(f: Record, sources: Sources,
+                      helpers: frozenset[str]) -> list[MacroDef]:
+    """parse_helper_defines() of F, from its scan record."""
+    return [MacroDef(name, tuple(params), body, f["path"], line)
+            for name, params, body, line, callees in
+            file_facts_of(f, sources)["address_defines"]
+            if helpers.intersection(callees)]

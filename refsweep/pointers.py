@@ -68,30 +68,48 @@ def _allocated_global(code: str, name: str) -> bool:
     return False
 
 
+_ASSIGNED_ALLOC = re.compile(r"(?:->|\.)\s*(\w+)\s*=(?!=)\s*" + _CAST +
+                             ALLOC + r"\s*\(")
+
+
+def file_facts(code: str) -> Record:
+    """What one file (comment-stripped CODE) says about pointer-held
+    counters, kept with the file's scan record: its pointer declarations
+    (name, type, line, scope, tag, and for a file-scope one whether this
+    file allocates its storage) and the members it assigns an allocation
+    to."""
+    decls: list[list[Any]] = []
+    if "*" in code and _POINTER_DECL.search(code):
+        decls = [[d.name, d.type, d.line, d.scope, d.tag,
+                  d.scope == "file" and _allocated_global(code, d.name)]
+                 for d in declarations(code)]
+    return {"pointer_decls": decls,
+            "allocated_members": sorted({m.group(1) for m in
+                                         _ASSIGNED_ALLOC.finditer(code)})}
+
+
 def find(files: list[Record],
          sources: Sources) -> list[tuple[str, PointerDecl]]:
-    """(path, declaration) of every pointer whose storage is allocated."""
+    """(path, declaration) of every pointer whose storage is allocated.
+    The per-file facts come from the scan records (file_facts), or from
+    the file itself for a record that lacks them."""
     found: list[tuple[str, PointerDecl]] = []
     members: dict[str, list[tuple[str, PointerDecl]]] = {}
+    allocated: set[str] = set()
     for f in files:
-        code = sources.code(f["path"])
-        if "*" not in code or not _POINTER_DECL.search(code):
-            continue
-        for d in declarations(code):
-            if d.scope == "file":
-                if _allocated_global(code, d.name):
+        facts = f if "pointer_decls" in f else \
+            file_facts(sources.code(f["path"]))
+        for name, type_, line, scope, tag, alloc in facts["pointer_decls"]:
+            d = PointerDecl(name, type_, line, scope, tag)
+            if scope == "file":
+                if alloc:
                     found.append((f["path"], d))
             else:
-                members.setdefault(d.name, []).append((f["path"], d))
-    # The allocation is looked for in the scanned files: code that fills
-    # such a member also operates on the counters (or declares them).
-    allocated: set[str] = set()
-    assign = re.compile(r"(?:->|\.)\s*(\w+)\s*=(?!=)\s*" + _CAST + ALLOC +
-                        r"\s*\(")
-    for f in files if members else []:
-        for m in assign.finditer(sources.code(f["path"])):
-            if m.group(1) in members:
-                allocated.add(m.group(1))
-    for name in sorted(allocated):
+                members.setdefault(name, []).append((f["path"], d))
+        # The allocation is looked for in the scanned files: code that
+        # fills such a member also operates on the counters (or declares
+        # them).
+        allocated.update(facts["allocated_members"])
+    for name in sorted(allocated & set(members)):
         found.extend(members[name])
     return found

@@ -568,9 +568,8 @@ def _apply_macro_helpers(tree: Path, summ: summaries.Summaries,
     afs_stat_v(vnode, n) __afs_stat(&afs_v2net(vnode)->n)"): at every
     use, the helper's summary goes to the expanded argument."""
     helpers = frozenset(summ.defs)
-    defs = [d for path in by_path
-            for d in macros.parse_helper_defines(path, sources.code(path),
-                                                 helpers)]
+    defs = [d for f in by_path.values()
+            for d in macros.helper_defines_of(f, sources, helpers)]
     for path, lno, mdef, margs in macros.uses_of(tree, sources, defs):
         f = by_path.get(path, {})
         spans = [(n, int(s), int(e)) for n, s, e in f.get("functions", [])]

@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 from typing import Any, Iterable, Optional, TextIO
 
-from refsweep import (VERSION, atomic_api, evidence, lexical, spatch,
-                      tree_grep, workdir)
+from refsweep import (VERSION, atomic_api, evidence, lexical, macros,
+                      pointers, spatch, tree_grep, workdir)
 
 # Files that mention an atomic type or operation; spatch sees only these.
 PREFILTER = r"\batomic(64|_long)?_(t\b|[a-z0-9_]+\s*\()"
@@ -151,6 +151,9 @@ def _analyse(path: str, content: bytes,
     source = content.decode("utf-8", errors="replace")
     facts = facts or lexical.scan_text(source)
     result = evidence.analyse_file(path, source, records, facts)
+    code = lexical.strip_comments(source)
+    result.update(pointers.file_facts(code))
+    result.update(macros.file_facts(path, code))
     if trouble:
         result["trouble"] = trouble
     return result
@@ -176,7 +179,8 @@ def _batches(todo: list[tuple[str, bytes]]) -> list[list[tuple[str, bytes]]]:
 
 def _module_text() -> str:
     return "".join(Path(m.__file__).read_text(encoding="utf-8")
-                   for m in (evidence, lexical, atomic_api) if m.__file__)
+                   for m in (evidence, lexical, atomic_api, pointers, macros)
+                   if m.__file__)
 
 
 # Read when the modules are loaded, so that the salt describes the code
