@@ -49,6 +49,7 @@ class Sources:
         self._code: dict[str, str] = {}
         self._starts: dict[str, "array[int]"] = {}
         self._raw_lines: dict[str, list[str]] = {}
+        self._commented: dict[str, frozenset[int]] = {}
         # Content ids of the tree's files, per glob set: read once per run.
         self._ids: dict[tuple[str, ...], Optional[dict[str, str]]] = {}
 
@@ -62,17 +63,16 @@ class Sources:
             return ""
 
     def raw(self, path: str) -> str:
-        """The file as it is (kept only for the few files asked for)."""
+        """The file as it is."""
         if path not in self._raw:
             self._raw[path] = self._read(path)
         return self._raw[path]
 
     def code(self, path: str) -> str:
-        """Comments and literal contents blanked, offsets kept."""
+        """Comments and literal contents blanked, offsets kept.  The raw
+        text is kept too: the comments are read for the same files."""
         if path not in self._code:
-            raw = self._raw.get(path)
-            self._code[path] = lexical.strip_comments(
-                raw if raw is not None else self._read(path))
+            self._code[path] = lexical.strip_comments(self.raw(path))
         return self._code[path]
 
     def offset(self, path: str, line: int) -> int:
@@ -98,6 +98,17 @@ class Sources:
         if path not in self._raw_lines:
             self._raw_lines[path] = self.raw(path).split("\n")
         return self._raw_lines[path][max(first - 1, 0):max(last, 0)]
+
+    def commented_lines(self, path: str) -> frozenset[int]:
+        """1-based numbers of the lines of PATH that hold a comment or a
+        literal (the raw line differs from the stripped one)."""
+        if path not in self._commented:
+            self.raw_lines(path, 1, 1)
+            self._commented[path] = frozenset(
+                n for n, (raw, code) in enumerate(
+                    zip(self._raw_lines[path], self.code(path).split("\n")),
+                    start=1) if raw != code)
+        return self._commented[path]
 
     def grep_lines(self, words: list[str],
                    globs: tuple[str, ...] = ("*.c", "*.h")

@@ -219,7 +219,9 @@ class Finder:
         path, _sep, lno = ev.at.rpartition(":")
         line = int(lno)
         op = atomic_api.decode(ev.op)
-        found = self.op_call(path, line, ev.op) if op else None
+        if op is None or not monotonic and op.base not in _ADDS:
+            return []       # every sign below needs one or the other
+        found = self.op_call(path, line, ev.op)
         if op is None or found is None:
             return []
         start, close, args = found
@@ -278,6 +280,9 @@ class Finder:
     def comment_signs(self, path: str, line: int, what: str) -> list[str]:
         """A comment that belongs to LINE (on it, or the block of comment
         lines right above it) saying that it may wrap."""
+        commented = self.sources.commented_lines(path)
+        if line not in commented and line - 1 not in commented:
+            return []       # no comment on the line or right above it
         first = max(line - 8, 1)
         raw = self.sources.raw_lines(path, first, line)
         code = self.sources.lines(path, first, line).split("\n")
@@ -362,7 +367,8 @@ def find(variables: dict[str, Variable], files: list[Record], sources: Sources,
         var.wrap_evidence = list(dict.fromkeys(signs))
         var.wrap_by_design = bool(var.wrap_evidence)
     for f in files:
-        if "get_random_bytes" in sources.code(f["path"]):
+        if "get_random_bytes" in sources.raw(f["path"]) and \
+                "get_random_bytes" in sources.code(f["path"]):
             near = frozenset({f["path"], *f.get("includes", [])})
             for key, sign in _random_fill(finder, f["path"],
                                           spans[f["path"]], index, near):
