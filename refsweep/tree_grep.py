@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -133,16 +134,23 @@ def _load(path: Path) -> tuple[dict[str, str], dict[str, list[list[Any]]]]:
     return {}, {}
 
 
+def _mtime(path: Path) -> Optional[float]:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None     # removed meanwhile by another run's pruning
+
+
 def _store(path: Path, ids: dict[str, str],
            hits: dict[str, list[list[Any]]]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps({"ids": ids, "hits": hits}), encoding="utf-8")
     tmp.replace(path)
-    old = sorted(path.parent.glob("*.json"), key=lambda p: p.stat().st_mtime)
-    for stale in old[:-_KEEP]:
+    old = sorted((mtime, p) for p in path.parent.glob("*.json")
+                 if (mtime := _mtime(p)) is not None)
+    for _mtime_of_stale, stale in old[:-_KEEP]:
         stale.unlink(missing_ok=True)
-        stale.with_suffix(".patterns").unlink(missing_ok=True)
 
 
 def grep(tree: Path, args: list[str], patterns: list[str],
@@ -165,13 +173,18 @@ def grep(tree: Path, args: list[str], patterns: list[str],
         return keep(tree, hits) if keep else hits
 
     cache = _cache_file(key)
-    words = cache.with_suffix(".patterns")
-    words.parent.mkdir(parents=True, exist_ok=True)
-    if not words.is_file():
-        tmp = words.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text("\n".join(patterns) + "\n", encoding="utf-8")
-        tmp.replace(words)
-    args = [*args, "-f", str(words)]
+    with tempfile.NamedTemporaryFile("w", suffix=".patterns") as words:
+        words.write("\n".join(patterns) + "\n")
+        words.flush()
+        return _grep_cached(tree, [*args, "-f", words.name], globs, cache,
+                            kept, ids)
+
+
+def _grep_cached(tree: Path, args: list[str], globs: tuple[str, ...],
+                 cache: Path, kept: Callable[[list[Hit]], list[Hit]],
+                 ids: Optional[dict[str, str]]) -> list[Hit]:
+    """grep() with the patterns in a file of ARGS: the files whose content
+    id is not the one CACHE holds hits for are grepped, the rest reused."""
     if ids is None:
         ids = file_ids(tree, globs)
     if ids is None:
