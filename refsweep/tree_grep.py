@@ -78,33 +78,12 @@ def file_ids(tree: Path, globs: tuple[str, ...]) -> Optional[dict[str, str]]:
     return ids
 
 
-def _grep(tree: Path, args: list[str], paths: list[str]) -> list[Hit]:
-    """grep ARGS over PATHS of TREE; exit 1 (no match) is no error."""
-    out: list[Hit] = []
-    for at in range(0, len(paths), _CHUNK):
-        res = subprocess.run(["grep", "-nH", *args, "--",
-                              *paths[at:at + _CHUNK]],
-                             cwd=tree, capture_output=True, text=True,
-                             check=False, errors="replace")
-        if res.returncode not in (0, 1):
-            msg = (res.stderr.strip().splitlines() or ["no message"])[-1]
-            raise GrepError(f"grep failed in {tree}: {msg}")
-        for hit in res.stdout.splitlines():
-            path, _sep, rest = hit.partition(":")
-            lno, _sep, text = rest.partition(":")
-            if lno.isdigit():
-                out.append((path, int(lno), text))
-    return out
-
-
-def _grep_tree(tree: Path, args: list[str], globs: tuple[str, ...]
-               ) -> list[Hit]:
-    """grep -r ARGS over TREE's files matching GLOBS (no git)."""
-    res = subprocess.run(
-        ["grep", "-rn", *args, *(f"--include={g}" for g in globs),
-         "--exclude-dir=.git", *(f"--exclude-dir={d}" for d in EXCLUDED_DIRS),
-         "."], cwd=tree, capture_output=True, text=True, check=False,
-        errors="replace")
+def _run_grep(tree: Path, cmd: list[str]) -> list[Hit]:
+    """Run the grep command CMD in TREE and parse its "path:line:text"
+    output; exit 1 (no match) is no error, anything else is: a silent
+    empty result would lose evidence."""
+    res = subprocess.run(cmd, cwd=tree, capture_output=True, text=True,
+                         check=False, errors="replace")
     if res.returncode not in (0, 1):
         msg = (res.stderr.strip().splitlines() or ["no message"])[-1]
         raise GrepError(f"grep failed in {tree}: {msg}")
@@ -115,6 +94,24 @@ def _grep_tree(tree: Path, args: list[str], globs: tuple[str, ...]
         if lno.isdigit():
             out.append((path.removeprefix("./"), int(lno), text))
     return out
+
+
+def _grep(tree: Path, args: list[str], paths: list[str]) -> list[Hit]:
+    """grep ARGS over PATHS of TREE, a chunk of paths at a time."""
+    out: list[Hit] = []
+    for at in range(0, len(paths), _CHUNK):
+        out += _run_grep(tree, ["grep", "-nH", *args, "--",
+                                *paths[at:at + _CHUNK]])
+    return out
+
+
+def _grep_tree(tree: Path, args: list[str], globs: tuple[str, ...]
+               ) -> list[Hit]:
+    """grep -r ARGS over TREE's files matching GLOBS (no git)."""
+    return _run_grep(tree, [
+        "grep", "-rn", *args, *(f"--include={g}" for g in globs),
+        "--exclude-dir=.git", *(f"--exclude-dir={d}" for d in EXCLUDED_DIRS),
+        "."])
 
 
 def _cache_file(key: str) -> Path:

@@ -114,3 +114,9 @@ def test_include_closure_matches_a_plain_walk(seed: int) -> None:
     # Asked in a random order, so that later walks reuse earlier closures.
     for name in rng.sample(names, len(names)):
         assert set(graph.sees(name)) == _walk(edges, name), name
+
+
+def test_a_failing_grep_is_an_error(tmp_path: Path) -> None:
+    tree = make_tree(tmp_path / "t", {"a.c": "fx_get();\n"})
+    with pytest.raises(tree_grep.GrepError, match="grep failed in"):
+        tree_grep.grep(tree, ["--no-such-option"], ["fx_get"], ("*.c",))
