@@ -92,16 +92,6 @@ def parse_op_aliases(path: str, code: str) -> list[MacroDef]:
     return out
 
 
-def parse_helper_defines(path: str, code: str,
-                         helpers: frozenset[str]) -> list[MacroDef]:
-    """Function-like macros of CODE whose body passes the address of
-    something built from a parameter to a function in HELPERS
-    ("#define afs_stat_v(vnode, n) __afs_stat(&afs_v2net(vnode)->n)"):
-    at each use the helper's summary applies to the expansion."""
-    return [d for d, callees in address_defines(path, code)
-            if helpers.intersection(callees)]
-
-
 def address_defines(path: str, code: str
                     ) -> list[tuple[MacroDef, list[str]]]:
     """Function-like macros of CODE whose body passes the address of
@@ -373,7 +363,10 @@ def macro_defs_of(f: Record, sources: Sources) -> list[MacroDef]:
 
 def helper_defines_of(f: Record, sources: Sources,
                       helpers: frozenset[str]) -> list[MacroDef]:
-    """parse_helper_defines() of F, from its scan record."""
+    """Function-like macros of F whose body passes the address of
+    something built from a parameter to a function in HELPERS
+    ("#define afs_stat_v(vnode, n) __afs_stat(&afs_v2net(vnode)->n)"):
+    at each use the helper's summary applies to the expansion."""
     return [MacroDef(name, tuple(params), body, f["path"], line)
             for name, params, body, line, callees in
             file_facts_of(f, sources)["address_defines"]

@@ -94,19 +94,21 @@ class Sources:
         code = self.code(path)
         return code[self.offset(path, first):self.offset(path, last + 1)]
 
-    def raw_lines(self, path: str, first: int, last: int) -> list[str]:
+    def _split_raw(self, path: str) -> list[str]:
         if path not in self._raw_lines:
             self._raw_lines[path] = self.raw(path).split("\n")
-        return self._raw_lines[path][max(first - 1, 0):max(last, 0)]
+        return self._raw_lines[path]
+
+    def raw_lines(self, path: str, first: int, last: int) -> list[str]:
+        return self._split_raw(path)[max(first - 1, 0):max(last, 0)]
 
     def commented_lines(self, path: str) -> frozenset[int]:
         """1-based numbers of the lines of PATH that hold a comment or a
         literal (the raw line differs from the stripped one)."""
         if path not in self._commented:
-            self.raw_lines(path, 1, 1)
             self._commented[path] = frozenset(
                 n for n, (raw, code) in enumerate(
-                    zip(self._raw_lines[path], self.code(path).split("\n")),
+                    zip(self._split_raw(path), self.code(path).split("\n")),
                     start=1) if raw != code)
         return self._commented[path]
 
