@@ -60,11 +60,18 @@ def run_scan(tree_dir: Path, out_path: Optional[Path], jobs: int,
     if out_path is None:
         return scan.scan(tree_dir, files, jobs, sys.stdout, timeout, name)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_path.with_suffix(out_path.suffix + ".partial")
+    tmp = _partial(out_path)
     with open(tmp, "w", encoding="utf-8") as out:
         stats = scan.scan(tree_dir, files, jobs, out, timeout, name)
     tmp.replace(out_path)
     return stats
+
+
+def _partial(path: Path) -> Path:
+    """Where PATH is written before it is renamed into place: named per
+    process, so two runs writing the same output cannot rename each
+    other's half-written file."""
+    return path.with_name(f"{path.name}.partial-{os.getpid()}")
 
 
 # Exit status of --strict when spatch failed on files or left parts
@@ -107,7 +114,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     # Read everything before writing: "merge --out A A B" keeps A's files.
     out_path = Path(args.out)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_path.with_suffix(out_path.suffix + ".partial")
+    tmp = _partial(out_path)
     with open(tmp, "w", encoding="utf-8") as out:
         n = scan.write_merged([Path(p) for p in args.scans], out)
     tmp.replace(out_path)
@@ -116,7 +123,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".partial")
+    tmp = _partial(path)
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
 
@@ -135,7 +142,7 @@ def classify_scan(tree_dir: Optional[Path], scans: list[Path],
     stats = resolve.attribute(files, variables, tree_dir)
     verdicts = classify.classify(variables)
     json_out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = json_out.with_suffix(json_out.suffix + ".partial")
+    tmp = _partial(json_out)
     with open(tmp, "w", encoding="utf-8") as out:
         classify.write_json(variables, verdicts, out)
     tmp.replace(json_out)
