@@ -11,7 +11,6 @@ import json
 from pathlib import Path
 from typing import Any, Callable, Iterable, NamedTuple, Optional, TextIO
 
-from refsweep import atomic_api
 from refsweep.atomic_api import Effect
 from refsweep.records import (CHECKED, CHECKED_USES, WRAP_SAFE, Confidence,
                               Evidence, Use, Variable, Verdict)
@@ -32,10 +31,10 @@ class Decision(NamedTuple):
 Rule = Callable[[list[Evidence]], Optional[Decision]]
 
 
-def _has(uses: frozenset[Use], verdict: Verdict, rule: str,
+def _has(use: Use, verdict: Verdict, rule: str,
          confidence: Confidence) -> Rule:
     def check(ev: list[Evidence]) -> Optional[Decision]:
-        if any(e.use in uses for e in ev):
+        if any(e.use is use for e in ev):
             return Decision(verdict, rule, confidence)
         return None
     return check
@@ -71,55 +70,6 @@ def _no_arithmetic(ev: list[Evidence]) -> Optional[Decision]:
             not any(e.use is Use.ESCAPE for e in ev):
         return Decision(Verdict.STATE, "state", _MEDIUM)
     return None
-
-
-# What a counter that is never decreased may be used for and still be
-# judged a flag: zero tests (waits too) whose value serves nothing else,
-# state tests, printing, IDs.  A comparison with a bound or an equality
-# ("== nr_cpus" in a rendezvous, "> hang_limit") counts events something
-# waits for or gates on; that, an unjudged value, a zero test returned to
-# a caller or an escape leaves the rules below to decide.
-_RAISED_ONLY_USES = frozenset({Use.MOD, Use.ZERO_TEST, Use.WAIT_ZERO,
-                               Use.STATE_TEST, Use.ID, Use.PRINT})
-
-
-def _tests_by_itself(e: Evidence) -> bool:
-    """An operation that is a zero test by itself: "add_unless(v, n, 0)"
-    takes references only while the count is not zero, "inc_and_test"
-    counts a negative start up to zero; both are shapes of counts."""
-    sem = atomic_api.OPS.get(e.base)
-    return sem is not None and sem.zero_test
-
-
-def _raises_only(e: Evidence) -> bool:
-    """E leaves the counter where it was or raises it by, or sets it to,
-    a constant, and it is used in a way the rules judge."""
-    return not e.ambiguous and not e.guard and \
-        not _tests_by_itself(e) and e.use in _RAISED_ONLY_USES and \
-        e.effect not in (Effect.DECREASE, Effect.BITS) and \
-        (e.effect is Effect.READ or e.constant)
-
-
-def _never_decreased(ev: list[Evidence]) -> Optional[Decision]:
-    """Counted up, never down: not a count of holders, since nothing ever
-    lets one go.  Its zero is only the value it was set or reset to, so
-    a zero test asks "raised since?" (a flag, "done" or "ready"), and
-    comparisons order states.  No wrap-safe verdict unless every
-    operation is in sight and spelled out: none ambiguous, no address
-    taken, none a zero test by itself, every increase by a constant (a computed amount may be
-    negative) and every set or exchange to a constant (a computed one
-    may lower it, as a "try_cmpxchg(v, &old, old - 1)" loop does).
-    Only what a zero test would otherwise decide: without one, the rules
-    for IDs and statistics below judge it."""
-    if not all(_raises_only(e) for e in ev) or \
-            not any(e.effect is Effect.INCREASE for e in ev) or \
-            not any(e.use in (Use.ZERO_TEST, Use.WAIT_ZERO) for e in ev):
-        return None
-    if any(e.use is Use.ID for e in ev):
-        return Decision(Verdict.ID, "never-decreased", _MEDIUM)
-    if any(e.use is Use.PRINT for e in ev):
-        return Decision(Verdict.STATISTIC, "never-decreased", _MEDIUM)
-    return Decision(Verdict.STATE, "never-decreased", _MEDIUM)
 
 
 def _escapes(ev: list[Evidence]) -> Optional[Decision]:
@@ -215,14 +165,12 @@ def _no_exact(ev: list[Evidence]) -> Optional[Decision]:
 RULES: list[Rule] = [
     _no_exact,
     _no_arithmetic,
-    _has(frozenset({Use.ZERO_RELEASE}), Verdict.REFCOUNT, "zero-release", _HIGH),
+    _has(Use.ZERO_RELEASE, Verdict.REFCOUNT, "zero-release", _HIGH),
     _inc_not_zero,
-    _has(frozenset({Use.ZERO_RETURNED}), Verdict.REFCOUNT, "zero-returned", _MEDIUM),
-    _has(frozenset({Use.ZERO_WAKE}), Verdict.USAGE, "zero-wake", _HIGH),
-    _never_decreased,
-    _has(frozenset({Use.WAIT_ZERO}), Verdict.USAGE, "wait-zero", _HIGH),
-    _has(frozenset({Use.ZERO_TEST, Use.TESTED_VALUE}), Verdict.USAGE,
-         "zero-test", _MEDIUM),
+    _has(Use.ZERO_RETURNED, Verdict.REFCOUNT, "zero-returned", _MEDIUM),
+    _has(Use.ZERO_WAKE, Verdict.USAGE, "zero-wake", _HIGH),
+    _has(Use.WAIT_ZERO, Verdict.USAGE, "wait-zero", _HIGH),
+    _has(Use.ZERO_TEST, Verdict.USAGE, "zero-test", _MEDIUM),
     _limit,
     _gauge_value,
     _no_ops,
@@ -243,7 +191,7 @@ DECISIVE_USES: dict[str, tuple[Use, ...]] = {
     "zero-returned": (Use.ZERO_RETURNED,),
     "zero-wake": (Use.ZERO_WAKE,),
     "wait-zero": (Use.WAIT_ZERO,),
-    "zero-test": (Use.ZERO_TEST, Use.TESTED_VALUE),
+    "zero-test": (Use.ZERO_TEST,),
     "limit": (Use.LIMIT, Use.EQUALITY),
     "gauge-value": (Use.VALUE,),
     "unjudged-use": (Use.VALUE,),
@@ -254,11 +202,9 @@ DECISIVE_USES: dict[str, tuple[Use, ...]] = {
     "write-only": (Use.MOD,),
     "unread-up-down": (Use.MOD,),
     "state": (Use.STATE_TEST, Use.MOD),
-    "never-decreased": (Use.ZERO_TEST, Use.WAIT_ZERO, Use.STATE_TEST),
-    "weak-conflict": (Use.ZERO_TEST, Use.TESTED_VALUE, Use.WAIT_ZERO, Use.LIMIT,
+    "weak-conflict": (Use.ZERO_TEST, Use.WAIT_ZERO, Use.LIMIT,
                       Use.EQUALITY, Use.VALUE),
 }
-
 
 def decide(evidence: list[Evidence]) -> Decision:
     """The verdict for one variable's evidence.
@@ -266,19 +212,11 @@ def decide(evidence: list[Evidence]) -> Decision:
     Weak evidence (an op on a member of that name in a file that does not
     include this struct's header, while it includes another's) decides
     nothing, but it blocks a wrap-safe verdict when it would be checked
-    evidence were it this variable's, and rule never-decreased when it
-    would break that rule's premise.
+    evidence were it this variable's.
     """
     strong = [e for e in evidence if not e.weak]
     weak = [e for e in evidence if e.weak]
     decision = _first_rule(strong)
-    if decision.rule == "never-decreased":
-        if all(_raises_only(e) for e in weak):
-            return decision
-        # Were a weak op this variable's, it would not be raised-only:
-        # the rules after that one decide.
-        decision = _first_rule(strong, [r for r in RULES
-                                        if r is not _never_decreased])
     if decision.verdict in WRAP_SAFE and any(
             e.use in CHECKED_USES or e.guard for e in weak):
         return Decision(Verdict.UNKNOWN, "weak-conflict", _LOW)
@@ -287,9 +225,8 @@ def decide(evidence: list[Evidence]) -> Decision:
     return decision
 
 
-def _first_rule(evidence: list[Evidence],
-                rules: Optional[list[Rule]] = None) -> Decision:
-    for rule in RULES if rules is None else rules:
+def _first_rule(evidence: list[Evidence]) -> Decision:
+    for rule in RULES:
         d = rule(evidence)
         if d is not None:
             return d

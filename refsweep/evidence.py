@@ -364,71 +364,28 @@ def _strip_casts(expr: str) -> str:
 
 
 def _tests_of(pattern: str, code: str, op: atomic_api.AtomicOp,
-              label: str, text: Optional[Text] = None,
-              base: int = 0) -> Optional[tuple[Use, str]]:
+              label: str) -> Optional[tuple[Use, str]]:
     """How CODE tests what the regex PATTERN names (a local, a global,
-    a member copy), as a use, if it does.  A zero test is TESTED_VALUE
-    when the copy is also used otherwise, or when that cannot be told
-    (no TEXT, whose code CODE starts at offset BASE of)."""
+    a member copy), as a use, if it does."""
     for m in re.finditer(pattern, code):
         before = code[max(0, m.start() - 60):m.start()]
         after = code[m.end():m.end() + 60]
-        if re.match(_REASSIGNED, after):
+        if re.match(r"\s*(=(?!=)|[-+*/%&|^]=|<<=|>>=|\+\+|--)", after):
             continue            # assigned again, not tested
         if _in_atomic_call(code, m.start()):
             continue            # the counter itself, not a copy of it
         cmp = _Compare(before + "\x00" + after, "\x00")
+        in_cond = re.search(r"\b(if|while)\s*\(\s*!?\s*$", before) or \
+            re.search(r"(&&|\|\|)\s*!?\s*$", before) or \
+            re.search(r"\?\s*$", before)
         if cmp.operator:
             use, detail = _compare_use(op, cmp)
-            if use is Use.ZERO_TEST and (
-                    text is None or _used_beyond_tests(pattern, code, text,
-                                                       base)):
-                return Use.TESTED_VALUE, \
-                    f"kept in {label}, {detail}, and used otherwise"
             return use, f"kept in {label}, {detail}"
-        if _zero_tested(before, after, cmp):
-            if text is None or _used_beyond_tests(pattern, code, text, base):
-                return Use.TESTED_VALUE, \
-                    f"kept in {label}, tested for zero and used otherwise"
+        if cmp.negated or (in_cond and re.match(r"\s*(\)|&&|\|\||\?)",
+                                                after)) or \
+                re.match(r"\s*\?", after):
             return Use.ZERO_TEST, f"kept in {label}, tested for zero"
     return None
-
-
-_REASSIGNED = r"\s*(=(?!=)|[-+*/%&|^]=|<<=|>>=|\+\+|--)"
-
-
-def _zero_tested(before: str, after: str, cmp: "_Compare") -> bool:
-    """Is the expression between BEFORE and AFTER a truth value: "!x",
-    "if (x)", "x && ...", "x ? a : b"?"""
-    in_cond = re.search(r"\b(if|while)\s*\(\s*!?\s*$", before) or \
-        re.search(r"(&&|\|\|)\s*!?\s*$", before) or \
-        re.search(r"\?\s*$", before)
-    return bool(cmp.negated or (in_cond and re.match(r"\s*(\)|&&|\|\||\?)",
-                                                     after)) or
-                re.match(r"\s*\?", after))
-
-
-def _used_beyond_tests(pattern: str, code: str, text: Text,
-                       base: int) -> bool:
-    """Is what PATTERN names used in CODE (at offset BASE of TEXT's code)
-    other than tested for zero or printed: computed with, passed on,
-    stored?"""
-    for m in re.finditer(pattern, code):
-        before = code[max(0, m.start() - 60):m.start()]
-        after = code[m.end():m.end() + 60]
-        if re.match(_REASSIGNED, after) or _in_atomic_call(code, m.start()):
-            continue
-        if re.search(r"\breturn\s*!?\s*$", before):
-            return True         # the value leaves the function
-        cmp = _Compare(before + "\x00" + after, "\x00")
-        if (cmp.operator and cmp.against_zero) or \
-                (not cmp.operator and _zero_tested(before, after, cmp)):
-            continue
-        found = _enclosing_call(code, m.start())
-        if found and _is_print_call(text, found[0], base + found[1]):
-            continue
-        return True
-    return False
 
 
 def _word(name: str) -> str:
@@ -522,12 +479,10 @@ def _follow_local(name: str, line: int, text: Text,
     if _is_local(name, text, f, line):
         code = text.lines_between(_flow_start(text, f, line), f.body_end)
         base = text.offset(_flow_start(text, f, line))
-        found = _tests_of(_word(name), code, op, name, text, base)
+        label = name
     else:
-        # A global outlives the function: other readers may be out of
-        # sight, so its zero tests are never the whole story.
-        code, base = text.code, 0
-        found = _tests_of(_word(name), code, op, f"global {name}")
+        code, base, label = text.code, 0, f"global {name}"
+    found = _tests_of(_word(name), code, op, label)
     if found or op.increases:
         return found
     return _only_printed(name, text, base, code)
@@ -543,13 +498,11 @@ def _follow_copy(lhs: str, line: int, text: Text,
     if f is not None:
         start = _flow_start(text, f, line)
         found = _tests_of(_word(lhs), text.lines_between(start, f.body_end),
-                          op, lhs, text, text.offset(start))
+                          op, lhs)
         if found:
             return found
     m = re.search(r"(?:->|\.)\s*(\w+)\s*$", lhs)
     if m:
-        # A member outlives the function: who else reads it is not in
-        # sight, so its zero tests are never the whole story.
         return _tests_of(r"(?:\b\w+(?:\[[^\]\n]*\])?\s*(?:->|\.)\s*)+" +
                          re.escape(m.group(1)) + r"(?!\w)", text.code, op,
                          "member " + m.group(1))
@@ -632,7 +585,9 @@ def _summary(branch: str) -> str:
 
 
 def _constant_args(args: list[str]) -> bool:
-    return bool(args) and all(atomic_api.is_constant(a) for a in args)
+    return bool(args) and all(
+        re.match(r"^\(?-?(\d+[uUlL]*|0x[0-9a-fA-F]+|[A-Z][A-Z0-9_]*|true|"
+                 r"false)\)?$", a.replace(" ", "")) for a in args)
 
 
 def _in_formatted_call(text: Text, line: int, col: int) -> bool:
@@ -675,7 +630,7 @@ def _copied_into_own_kind(before: str, args: list[str]) -> bool:
 def _do_while_use(op: atomic_api.AtomicOp, op_pos: list[Any],
                   text: Text) -> tuple[Use, str]:
     """OP in the condition of a do-while loop: a wait for zero, or with
-    a bound ("} while (atomic_read(&n) < nr);") a comparison."""
+    a bound ("} while (atomic_read(&n) < nr);") a wait for the bound."""
     at = text.offset(int(op_pos[1]), int(op_pos[2]))
     opens = text.code.rfind("(", 0, at)
     while opens > 0 and not re.search(r"\bwhile\s*$", text.code[:opens]):
@@ -803,7 +758,6 @@ def analyse_file(path: str, source: str, records: list[Record],
             ops.append({"op": m.group(1), "base": "read",
                         "effect": str(Effect.READ),
                         "counter": _normalise(args[-1]), "guard": False,
-                        "constant": True,
                         "line": lno,
                         "function": lexical.function_at(facts.functions, lno),
                         "use": str(Use.PRINT), "detail": f"exported by {m.group(1)}()",
@@ -866,8 +820,7 @@ def _escapes(text: Text, facts: lexical.FileFacts) -> list[Record]:
                 (callee and _EXPORTS.match(callee + "(")):
             continue
         out.append({"op": f"&{counter}", "base": "escape", "effect": str(Effect.READ),
-                    "counter": counter, "guard": False, "constant": True,
-                    "line": lno,
+                    "counter": counter, "guard": False, "line": lno,
                     "function": lexical.function_at(facts.functions, lno),
                     "use": str(Use.ESCAPE), "callee": callee,
                     "detail": (f"address passed to {callee}()" if callee
@@ -895,7 +848,7 @@ def _raw_counter(text: Text, facts: lexical.FileFacts,
         counter = _normalise(m.group(1))
         out.append({"op": f"{counter}.counter", "base": "escape",
                     "effect": str(Effect.READ), "counter": counter,
-                    "guard": False, "constant": True, "line": lno,
+                    "guard": False, "line": lno,
                     "function": lexical.function_at(facts.functions, lno),
                     "use": str(Use.ESCAPE), "callee": None,
                     "detail": "value field accessed directly",
@@ -1012,7 +965,6 @@ def _op_record(op: atomic_api.AtomicOp, counter: str, args: list[str],
     return {"op": op.name, "base": op.base, "effect": str(op.effect),
             "counter": counter,
             "guard": _is_not_zero_guard(op, args),
-            "constant": atomic_api.constant_operand(op, args),
             "line": line, "function": function, "use": str(use),
             "detail": detail, "parsed": parsed,
             "base_type": _base_type(counter, line, text, facts)}
