@@ -328,11 +328,7 @@ def _condition_use(op: atomic_api.AtomicOp, cmp: _Compare, ctx: Record,
     if is_loop:
         if op.is_exchange:
             return Use.VALUE, "compare-and-exchange loop"
-        if cmp.operator and not cmp.against_zero:
-            # "while (atomic_read(&started) < nr)": waits for a bound.
-            return Use.LIMIT, \
-                f"loop condition {_compare_use(op, cmp)[1]} (waits for a bound)"
-        return Use.WAIT_ZERO, "loop condition (busy wait)"
+        return _loop_use(op, cmp, "loop condition")
     if op.is_zero_test:
         zero_true = not cmp.negated
         if op.is_guard:
@@ -627,21 +623,27 @@ def _copied_into_own_kind(before: str, args: list[str]) -> bool:
     return bool(target and source and target.group(1) == source.group(1))
 
 
-def _do_while_use(op: atomic_api.AtomicOp, op_pos: list[Any],
-                  text: Text) -> tuple[Use, str]:
-    """OP in the condition of a do-while loop: a wait for zero, or with
-    a bound ("} while (atomic_read(&n) < nr);") a wait for the bound."""
+def _loop_use(op: atomic_api.AtomicOp, cmp: _Compare,
+              where: str) -> tuple[Use, str]:
+    """The value in a loop condition: compared with a bound ("while
+    (atomic_read(&started) < nr)", a rendezvous) the loop waits for the
+    bound, a limit; otherwise it waits for zero."""
+    if cmp.operator and not cmp.against_zero:
+        return Use.LIMIT, \
+            f"{where} {_compare_use(op, cmp)[1]} (waits for a bound)"
+    return Use.WAIT_ZERO, f"{where} (busy wait)"
+
+
+def _do_while_use(op: atomic_api.AtomicOp, op_pos: list[Any], text: Text,
+                  before: str) -> tuple[Use, str]:
+    """OP in the condition of a do-while loop, BEFORE the text up to it
+    (ending in "while (" or "while (!")."""
     at = text.offset(int(op_pos[1]), int(op_pos[2]))
-    opens = text.code.rfind("(", 0, at)
-    while opens > 0 and not re.search(r"\bwhile\s*$", text.code[:opens]):
-        opens = text.code.rfind("(", 0, opens)
-    close = lexical.matching_paren(text.code, opens) if opens > 0 else -1
-    if close > 0:
-        cmp = _Compare(text.code[opens + 1:close], _call_text(text, op_pos))
-        if cmp.operator and not cmp.against_zero:
-            return Use.LIMIT, f"do-while condition " \
-                f"{_compare_use(op, cmp)[1]} (waits for a bound)"
-    return Use.WAIT_ZERO, "do-while condition (busy wait)"
+    opens = at - len(before) + before.rindex("(")
+    close = lexical.matching_paren(text.code, opens)
+    op_text = _call_text(text, op_pos)
+    condition = text.code[opens + 1:close] if close > 0 else op_text
+    return _loop_use(op, _Compare(condition, op_text), "do-while condition")
 
 
 def _bare_use(op: atomic_api.AtomicOp, op_pos: list[Any], text: Text,
@@ -654,7 +656,7 @@ def _bare_use(op: atomic_api.AtomicOp, op_pos: list[Any], text: Text,
     if re.search(r"\bwhile\s*\(\s*!?\s*$", before) and op.returns_value \
             and not op.is_exchange:
         # do { ... } while (atomic_read(&x)): spatch records no context.
-        return _do_while_use(op, op_pos, text)
+        return _do_while_use(op, op_pos, text, before)
     statement = re.search(r"[;{}:]\s*$", before) or not before.strip()
     if not op.returns_value or (statement and not op.is_read
                                 and not op.is_zero_test):
