@@ -7,10 +7,11 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from refsweep import churn, classify, report, resolve, scan, setup, spatch
 from refsweep import summary, tree, triage_cli, triage_db, workdir
+from refsweep.sources import Sources
 
 
 def _default_scan_path(tree_dir: Path) -> Path:
@@ -49,20 +50,25 @@ def cmd_tree(args: argparse.Namespace) -> int:
 
 def run_scan(tree_dir: Path, out_path: Optional[Path], jobs: int,
              paths: list[str], shard: Optional[tuple[int, int]],
-             timeout: int) -> dict[str, int]:
+             timeout: int, keep: Optional[list[dict[str, Any]]] = None,
+             sources: Optional[Sources] = None) -> dict[str, int]:
     """Scan into OUT_PATH (replaced only when complete), or to standard
-    output when OUT_PATH is None (a shard run by GNU parallel)."""
+    output when OUT_PATH is None (a shard run by GNU parallel); KEEP as
+    for scan.scan().  SOURCES, if given, prefetch the scanned files for
+    the resolve stage that follows."""
     files = scan.candidate_files(tree_dir, paths)
     name = "1/1"
     if shard:
         files = scan.shard(files, *shard)
         name = f"{shard[0]}/{shard[1]}"
+    if sources is not None:
+        sources.prefetch(files)
     if out_path is None:
         return scan.scan(tree_dir, files, jobs, sys.stdout, timeout, name)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _partial(out_path)
     with open(tmp, "w", encoding="utf-8") as out:
-        stats = scan.scan(tree_dir, files, jobs, out, timeout, name)
+        stats = scan.scan(tree_dir, files, jobs, out, timeout, name, keep)
     tmp.replace(out_path)
     return stats
 
@@ -130,16 +136,25 @@ def _write_atomically(path: Path, text: str) -> None:
 
 def classify_scan(tree_dir: Optional[Path], scans: list[Path],
                   json_out: Path, list_out: Optional[Path] = None,
-                  check_tree: bool = True
+                  check_tree: bool = True,
+                  scanned: Optional[list[dict[str, Any]]] = None,
+                  sources: Optional[Sources] = None
                   ) -> tuple[str, list[dict[str, object]]]:
     """Classify merged scan outputs; write the verdicts (JSON), the
     failure list, the inputs record and, if asked, the plain listing.
-    Returns the summary and the scanned files."""
-    header, files = scan.read_scan(scans)
+    SCANNED: the objects the scan of SCANS (one file) kept, which are
+    then not read back; SOURCES: those its scan prefetched.  Returns the
+    summary and the scanned files."""
+    if scanned is not None:
+        header, files = scan.merge_records(
+            ((f"{scans[0]}:{n}", obj) for n, obj in enumerate(scanned, 1)),
+            str(scans[0]))
+    else:
+        header, files = scan.read_scan(scans)
     if tree_dir is not None and check_tree:
         scan.check_tree(header, tree_dir)
     variables = resolve.collect_variables(files)
-    stats = resolve.attribute(files, variables, tree_dir)
+    stats = resolve.attribute(files, variables, tree_dir, sources)
     verdicts = classify.classify(variables)
     json_out.parent.mkdir(parents=True, exist_ok=True)
     tmp = _partial(json_out)
@@ -164,12 +179,17 @@ def classify_scan(tree_dir: Optional[Path], scans: list[Path],
 
 def cmd_classify(args: argparse.Namespace) -> int:
     scans = [Path(p) for p in args.scan]
+    scanned: Optional[list[dict[str, Any]]] = None
+    sources: Optional[Sources] = None
     if not scans:
         path = _default_scan_path(args.tree)
-        run_scan(args.tree, path, args.jobs, args.paths, None, args.timeout)
+        scanned, sources = [], Sources(args.tree)
+        run_scan(args.tree, path, args.jobs, args.paths, None, args.timeout,
+                 scanned, sources)
         scans = [path]
     text, files = classify_scan(args.tree, scans, Path(args.json),
-                                Path(args.list) if args.list else None)
+                                Path(args.list) if args.list else None,
+                                scanned=scanned, sources=sources)
     print(text)
     # Human decisions: --triage DB, or the work dir's database if present.
     db = Path(args.triage) if args.triage else triage_db.default_path()
@@ -203,12 +223,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"tree: {tree_dir}")
     start = time.monotonic()
     scan_path = _default_scan_path(tree_dir)
-    stats = run_scan(tree_dir, scan_path, args.jobs, [], None, args.timeout)
+    scanned: list[dict[str, Any]] = []
+    sources = Sources(tree_dir)
+    stats = run_scan(tree_dir, scan_path, args.jobs, [], None, args.timeout,
+                     scanned, sources)
     print(f"scan: {stats['files']} files ({stats['cached']} cached) in "
           f"{time.monotonic() - start:.0f}s")
     json_out = Path(args.json) if args.json else \
         workdir.sub("verdicts") / f"{tree_dir.name}.jsonl"
-    text, files = classify_scan(tree_dir, [scan_path], json_out)
+    text, files = classify_scan(tree_dir, [scan_path], json_out,
+                                scanned=scanned, sources=sources)
     print(text)
     print(f"verdicts: {json_out} ({time.monotonic() - start:.0f}s in all)")
     return _strict_status(args.strict, files)

@@ -25,6 +25,7 @@ _MEMBER = re.compile(r"(?:->|\.)(\w+)(?:\[[^\]]*\])*\)*$")
 _PLAIN = re.compile(r"^\(*(\w+)(?:\[[^\]]*\])*\)*$")
 _CAST = re.compile(r"^\((?:const\s+|volatile\s+)*(?:atomic(?:64|_long)?_t"
                    r"|void)\s*\*\)")
+_WORD = re.compile(r"[A-Za-z_]\w*")
 
 
 def variable_key(path: str, d: Record) -> str:
@@ -78,10 +79,16 @@ class Index:
                            for k, v in variables.items()}
         self.members: dict[str, list[str]] = {}
         self.globals: dict[str, list[str]] = {}
+        # The last word of every key: resolve() finds a key only through
+        # a word of the counter expression that is one of these.
+        self.names: set[str] = set()
         for key, var in variables.items():
             if var.scope == "member":
                 self.members.setdefault(key.rsplit(".", 1)[1], []).append(key)
-            elif var.scope == "file":
+                self.names.add(key.rsplit(".", 1)[1])
+            else:
+                self.names.add(key.rsplit(":", 1)[1])
+            if var.scope == "file":
                 self.globals.setdefault(key.rsplit(":", 1)[1], []).append(key)
 
     def narrow(self, cands: list[str],
@@ -113,6 +120,12 @@ class Index:
                 level = "exact" if len(close) == 1 else "ambiguous"
                 return [(k, level if k in close else "weak") for k in cands]
         return [(k, "ambiguous") for k in cands]
+
+    def may_name(self, counter: str) -> bool:
+        """Whether COUNTER holds a word naming some variable.  Most of a
+        scan's escapes ("&pdev->dev" passed on) hold none; checking
+        this first spares them the evidence and resolve() work."""
+        return not self.names.isdisjoint(_WORD.findall(counter))
 
     def resolve(self, path: str, function: Optional[str], counter: str,
                 base_type: Optional[str]) -> tuple[list[str], bool]:
@@ -362,14 +375,16 @@ class _Attributor:
 
 
 def attribute(files: list[Record], variables: dict[str, Variable],
-              tree: Optional[Path]) -> dict[str, int]:
+              tree: Optional[Path], sources: Optional[Sources] = None
+              ) -> dict[str, int]:
     """Give each operation to its variables; link helper groups.
 
     Pointer-held counters are added to VARIABLES first; operations behind
     the tree's macros are expanded at their uses; helper summaries are
     applied at every call site (see summaries.py, macros.py, pointers.py).
+    SOURCES: the tree's text, perhaps prefetched while it was scanned.
     """
-    sources = Sources(tree)
+    sources = sources or Sources(tree)
     stats = {"ops": 0, "resolved": 0, "ambiguous": 0, "unresolved": 0,
              "helper_ops": 0, "helper_calls": 0, "escapes": 0,
              "escapes_unresolved": 0, "pointer_vars": 0, "macro_ops": 0,
@@ -393,13 +408,17 @@ def attribute(files: list[Record], variables: dict[str, Variable],
             if (path, op["line"]) in expansion.hidden and \
                     op not in expanded:
                 continue        # a macro body: expanded at its uses
+            if op["use"] == Use.ESCAPE.value:
+                if op.get("callee") in summ.defs or \
+                        op.get("callee") in expansion.names:
+                    continue    # a helper or macro: attributed at the call
+                if not index.may_name(op["counter"]):
+                    stats["escapes_unresolved"] += 1
+                    continue
             ev = evidence_from_op(op, path)
             escape = ev.use is Use.ESCAPE
             if not escape:
                 stats["ops"] += 1
-            if escape and (op.get("callee") in summ.defs or
-                           op.get("callee") in expansion.names):
-                continue        # a helper or macro: attributed at the call
             idx = summ.param_of(path, op["function"], op["counter"])
             if idx is not None and not escape:
                 summ.add_direct(path, op["function"], idx, ev)

@@ -7,6 +7,7 @@ one tree merge by concatenation of their file lines.
 """
 
 import concurrent.futures
+import functools
 import hashlib
 import json
 import os
@@ -18,7 +19,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterable, Optional, TextIO
+from typing import Any, Iterable, Iterator, Optional, TextIO
 
 from refsweep import (VERSION, atomic_api, evidence, lexical, macros,
                       pointers, spatch, tree_grep, workdir)
@@ -80,8 +81,16 @@ def shard(files: list[str], index: int, count: int) -> list[str]:
     return [f for k, f in enumerate(files) if k % count == index - 1]
 
 
+@functools.lru_cache(maxsize=4)
+def _salted(salt: str) -> "hashlib._Hash":
+    return hashlib.sha256(salt.encode() + b"\0")
+
+
 def _cache_key(content: bytes, salt: str) -> str:
-    return hashlib.sha256(salt.encode() + b"\0" + content).hexdigest()
+    # The salt holds the analysing code's text: hashed once, not per file.
+    h = _salted(salt).copy()
+    h.update(content)
+    return h.hexdigest()
 
 
 def _cache_path(key: str) -> Path:
@@ -265,8 +274,11 @@ def _scan_batch(reduced: Path, batch: list[tuple[str, bytes]], timeout: int,
 
 def scan(tree: Path, files: list[str], jobs: int, out: TextIO,
          timeout: int = spatch.DEFAULT_TIMEOUT,
-         shard_name: str = "1/1") -> dict[str, int]:
-    """Scan FILES of TREE, writing one JSON line per file to OUT.
+         shard_name: str = "1/1",
+         keep: Optional[list[dict[str, Any]]] = None) -> dict[str, int]:
+    """Scan FILES of TREE, writing one JSON line per file to OUT, and
+    each line's object to KEEP if given (merge_records() reads it as
+    read_scan() reads OUT, without decoding it again).
 
     spatch reads a copy of each file whose atomic-free function bodies are
     blanked (lexical.reduce_for_spatch), which halves its parse time.
@@ -275,8 +287,14 @@ def scan(tree: Path, files: list[str], jobs: int, out: TextIO,
     (so an unchanged file costs one read and one lookup).
     """
     raw_salt, salt = _salts()
-    out.write(json.dumps(scan_header(tree, shard_name, len(files),
-                                     timeout)) + "\n")
+
+    def emit(obj: dict[str, Any], decoded: bool) -> None:
+        """Write OBJ; keep it as read back (DECODED: it is read back)."""
+        line = json.dumps(obj)
+        out.write(line + "\n")
+        if keep is not None:
+            keep.append(obj if decoded else json.loads(line))
+    emit(scan_header(tree, shard_name, len(files), timeout), False)
     stats = {"files": len(files), "cached": 0, "scanned": 0, "troubles": 0}
     todo: list[tuple[str, bytes]] = []
     progress = Progress(len(files))
@@ -284,13 +302,13 @@ def scan(tree: Path, files: list[str], jobs: int, out: TextIO,
         try:
             content = (tree / path).read_bytes()
         except OSError as e:
-            out.write(json.dumps({"path": path, "decls": [], "ops": [],
-                                  "helpers": [], "functions": [],
-                                  "unparsed_ops": 0,
-                                  "trouble": f"unreadable: {e}"}) + "\n")
+            emit({"path": path, "decls": [], "ops": [], "helpers": [],
+                  "functions": [], "unparsed_ops": 0,
+                  "trouble": f"unreadable: {e}"}, True)
             stats["troubles"] += 1
             continue
         hit = _cache_load(_cache_key(content, salt))
+        decoded = hit is not None
         if hit is None:
             records = _cache_load(_cache_key(content, raw_salt))
             if records is not None:
@@ -300,7 +318,7 @@ def scan(tree: Path, files: list[str], jobs: int, out: TextIO,
         if hit is not None:
             hit["path"] = path
             hit["sha256"] = hashlib.sha256(content).hexdigest()
-            out.write(json.dumps(hit) + "\n")
+            emit(hit, decoded)
             stats["cached"] += 1
             stats["troubles"] += 1 if hit.get("trouble") else 0
             progress.step(1)
@@ -319,7 +337,7 @@ def scan(tree: Path, files: list[str], jobs: int, out: TextIO,
             results = fut.result()
             for data in results:
                 stats["troubles"] += 1 if data.get("trouble") else 0
-                out.write(json.dumps(data) + "\n")
+                emit(data, False)
                 stats["scanned"] += 1
             out.flush()
             progress.step(len(results))
@@ -332,8 +350,12 @@ def read_scan(paths: Iterable[Path]) -> tuple[dict[str, Any],
                                               list[dict[str, Any]]]:
     """Read and merge scan outputs; later duplicates of a file replace
     earlier ones.  Raises ScanError naming a corrupt file and line."""
-    header: dict[str, Any] = {}
-    by_path: dict[str, dict[str, Any]] = {}
+    return merge_records(_read_lines(paths), ", ".join(str(p) for p in paths))
+
+
+def _read_lines(paths: Iterable[Path]
+                ) -> Iterator[tuple[str, dict[str, Any]]]:
+    """("FILE:LINE", object) of every line of the scan outputs PATHS."""
     for p in paths:
         try:
             with open(p, encoding="utf-8") as f:
@@ -341,26 +363,35 @@ def read_scan(paths: Iterable[Path]) -> tuple[dict[str, Any],
                     if not line.strip():
                         continue
                     try:
-                        obj = json.loads(line)
+                        yield f"{p}:{n}", json.loads(line)
                     except json.JSONDecodeError as e:
                         raise ScanError(f"{p}:{n}: not a scan record "
                                         f"({e.msg})") from e
-                    if "refsweep_scan" in obj:
-                        if header and not _same_tree(header, obj):
-                            raise ScanError(f"{p}: scan of {obj.get('tree')}"
-                                            f" at {obj.get('head')}, not "
-                                            f"{header.get('tree')} at "
-                                            f"{header.get('head')}")
-                        header = header or obj
-                    elif "path" in obj:
-                        by_path[obj["path"]] = obj
-                    else:
-                        raise ScanError(f"{p}:{n}: not a scan record")
         except OSError as e:
             raise ScanError(f"cannot read {p}: {e.strerror}") from e
+
+
+def merge_records(objs: Iterable[tuple[str, dict[str, Any]]], what: str
+                  ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The header and the file records, sorted by path, of the scan
+    objects OBJS ((where, object) pairs) of WHAT; later duplicates of a
+    file replace earlier ones."""
+    header: dict[str, Any] = {}
+    by_path: dict[str, dict[str, Any]] = {}
+    for where, obj in objs:
+        if "refsweep_scan" in obj:
+            if header and not _same_tree(header, obj):
+                raise ScanError(f"{where.rpartition(':')[0]}: scan of "
+                                f"{obj.get('tree')} at {obj.get('head')}, "
+                                f"not {header.get('tree')} at "
+                                f"{header.get('head')}")
+            header = header or obj
+        elif "path" in obj:
+            by_path[obj["path"]] = obj
+        else:
+            raise ScanError(f"{where}: not a scan record")
     if not header:
-        raise ScanError("no scan header found in "
-                        + ", ".join(str(p) for p in paths))
+        raise ScanError(f"no scan header found in {what}")
     return header, [by_path[k] for k in sorted(by_path)]
 
 

@@ -8,7 +8,10 @@ the stages that need text find nothing and decide nothing.
 """
 
 import bisect
+import concurrent.futures
 import itertools
+import multiprocessing
+import operator
 import re
 import subprocess
 from array import array
@@ -40,11 +43,25 @@ def git_grep(tree: Path, args: list[str]
     return res
 
 
+def _stripped(tree: Path, paths: list[str]) -> dict[str, str]:
+    """The comment-stripped text of PATHS of TREE (Sources.prefetch)."""
+    out = {}
+    for path in paths:
+        try:
+            raw = (tree / path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue        # read (and found missing) where it is needed
+        out[path] = lexical.strip_comments(raw)
+    return out
+
+
 class Sources:
     """Cached raw and comment-stripped text of the files of TREE."""
 
     def __init__(self, tree: Optional[Path]) -> None:
         self.tree = tree
+        self._pending: Optional[
+            "concurrent.futures.Future[dict[str, str]]"] = None
         self._raw: dict[str, str] = {}
         self._code: dict[str, str] = {}
         self._starts: dict[str, "array[int]"] = {}
@@ -52,6 +69,24 @@ class Sources:
         self._commented: dict[str, frozenset[int]] = {}
         # Content ids of the tree's files, per glob set: read once per run.
         self._ids: dict[tuple[str, ...], Optional[dict[str, str]]] = {}
+
+    def prefetch(self, paths: list[str]) -> None:
+        """Strip the comments of PATHS in another process while this one
+        scans: on two cores that takes the largest single cost of the
+        resolve stage off its path.  Forks, so call it before any thread
+        is started."""
+        if self.tree is None or not paths:
+            return
+        pool = concurrent.futures.ProcessPoolExecutor(
+            1, mp_context=multiprocessing.get_context("fork"))
+        self._pending = pool.submit(_stripped, self.tree, paths)
+        pool.shutdown(wait=False)
+
+    def _take_prefetched(self) -> None:
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            for path, code in pending.result().items():
+                self._code.setdefault(path, code)
 
     def _read(self, path: str) -> str:
         if self.tree is None:
@@ -72,16 +107,18 @@ class Sources:
         """Comments and literal contents blanked, offsets kept.  The raw
         text is kept too: the comments are read for the same files."""
         if path not in self._code:
+            self._take_prefetched()
+        if path not in self._code:
             self._code[path] = lexical.strip_comments(self.raw(path))
         return self._code[path]
 
     def offset(self, path: str, line: int) -> int:
         """Offset of the start of 1-based LINE in PATH's text."""
         if path not in self._starts:
-            lengths = [len(line) + 1 for line in self.code(path).split("\n")]
-            starts = array("l", [0])
-            starts.extend(itertools.accumulate(lengths[:-1]))
-            self._starts[path] = starts
+            # Built in C (map, accumulate): this runs for every file.
+            lines = self.code(path).split("\n")
+            self._starts[path] = array("l", itertools.accumulate(
+                map((1).__add__, map(len, lines[:-1])), initial=0))
         starts = self._starts[path]
         return starts[min(max(line, 1), len(starts)) - 1]
 
@@ -106,10 +143,9 @@ class Sources:
         """1-based numbers of the lines of PATH that hold a comment or a
         literal (the raw line differs from the stripped one)."""
         if path not in self._commented:
-            self._commented[path] = frozenset(
-                n for n, (raw, code) in enumerate(
-                    zip(self._split_raw(path), self.code(path).split("\n")),
-                    start=1) if raw != code)
+            self._commented[path] = frozenset(itertools.compress(
+                itertools.count(1), map(operator.ne, self._split_raw(path),
+                                        self.code(path).split("\n"))))
         return self._commented[path]
 
     def grep_lines(self, words: list[str],

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """Scan mechanics with the real spatch: failures, cache, shards, bad input."""
 
+import hashlib
 import io
 import json
 import subprocess
@@ -151,3 +152,26 @@ def test_git_grep_failure_is_an_error(tmp_path: Path) -> None:
     plain.mkdir()
     with pytest.raises(resolve.ResolveError, match="git grep failed"):
         resolve.IncludeGraph(plain)
+
+
+def test_kept_objects_merge_as_the_output_reads(tmp_path: Path) -> None:
+    """classify uses the objects a scan keeps instead of reading the scan
+    back: they must be what read_scan() makes of the output."""
+    tree = make_tree(tmp_path / "t", {"good.c": GOOD, "bad.c": BROKEN,
+                                      "b.c": GOOD.replace("sc_", "b_")})
+    out = tmp_path / "scan.jsonl"
+    for _run in ("scanned", "cached"):
+        kept: list[dict[str, object]] = []
+        with open(out, "w", encoding="utf-8") as f:
+            scan.scan(tree, scan.candidate_files(tree), 2, f, keep=kept)
+        assert scan.merge_records(((str(n), o) for n, o in enumerate(kept)),
+                                  "kept") == scan.read_scan([out])
+
+
+def test_cache_key_is_the_hash_of_salt_and_content() -> None:
+    """The salted hash is reused across files: the keys must stay those
+    of the caches already on disk."""
+    salt = "refsweep\0" * 1000
+    for content in (b"", b"atomic_inc(&x);\n"):
+        assert scan._cache_key(content, salt) == hashlib.sha256(
+            salt.encode() + b"\0" + content).hexdigest()

@@ -126,3 +126,35 @@ def test_summary_reaches_through_levels(tmp_path: Path) -> None:
     summ.add_direct("a.c", "put1", 0, put)
     [got] = summ.effects(put2)
     assert got.use is Use.ZERO_RELEASE and got.via == "put1() at a.c:8"
+
+
+def test_may_name_decides_as_resolve_does() -> None:
+    """An address with no word naming a variable is skipped before
+    resolve(); that must never skip one resolve() would attribute."""
+    variables = {k: resolve.Variable(k, "atomic_t", "a.c:1", scope, {"spatch"})
+                 for k, scope in (("struct s.users", "member"),
+                                  ("a.c:ids", "file"),
+                                  ("a.c:f:n", "function"))}
+    index = resolve.Index(variables)
+    for counter in ("&pdev->dev", "&x->users", "&(ids)", "&n", "&p->users[2]",
+                    "&q->dev.users", "&users_lock", "per_cpu_ptr(ids, c)",
+                    "&lock"):
+        keys, _amb = index.resolve("a.c", "f", counter, None)
+        assert index.may_name(counter) or not keys, counter
+    assert not index.may_name("&pdev->dev")
+    assert not index.may_name("&users_lock")
+    assert index.may_name("&q->dev.users") and index.may_name("&n")
+
+
+def test_prefetched_text_is_the_stripped_text(tmp_path: Path) -> None:
+    tree = make_tree(tmp_path / "t", {
+        "a.c": "/* atomic_inc(&x) */\nint a; // b\nchar *s = \"c\";\n",
+        "b.h": "#define B 1 /* two\nlines */\n"})
+    plain, fetched = Sources(tree), Sources(tree)
+    fetched.prefetch(["a.c", "b.h", "gone.c"])
+    for path in ("a.c", "b.h", "gone.c", "c.c"):
+        assert fetched.code(path) == plain.code(path)
+    assert fetched.code("a.c") == ("                    \nint a;     \n"
+                                   "char *s = \" \";\n")
+    assert fetched.commented_lines("b.h") == frozenset({1, 2})
+    assert fetched.offset("a.c", 2) == 21 and fetched.offset("a.c", 9) == 48
