@@ -11,6 +11,7 @@ from, and the next run with the same words greps only the files whose id
 changed.  Trees that are no git repository are grepped whole every time.
 """
 
+import concurrent.futures
 import hashlib
 import json
 import os
@@ -97,12 +98,15 @@ def _run_grep(tree: Path, cmd: list[str]) -> list[Hit]:
 
 
 def _grep(tree: Path, args: list[str], paths: list[str]) -> list[Hit]:
-    """grep ARGS over PATHS of TREE, a chunk of paths at a time."""
-    out: list[Hit] = []
-    for at in range(0, len(paths), _CHUNK):
-        out += _run_grep(tree, ["grep", "-nH", *args, "--",
-                                *paths[at:at + _CHUNK]])
-    return out
+    """grep ARGS over PATHS of TREE, a chunk of paths at a time, one grep
+    per core: a cold grep of a whole tree is CPU-bound (-wF checks every
+    substring hit for word boundaries)."""
+    chunks = [paths[at:at + _CHUNK] for at in range(0, len(paths), _CHUNK)]
+    with concurrent.futures.ThreadPoolExecutor(
+            max_workers=os.cpu_count() or 1) as pool:
+        results = pool.map(lambda chunk: _run_grep(
+            tree, ["grep", "-nH", *args, "--", *chunk]), chunks)
+        return [hit for hits in results for hit in hits]
 
 
 def _grep_tree(tree: Path, args: list[str], globs: tuple[str, ...]

@@ -120,3 +120,15 @@ def test_a_failing_grep_is_an_error(tmp_path: Path) -> None:
     tree = make_tree(tmp_path / "t", {"a.c": "fx_get();\n"})
     with pytest.raises(tree_grep.GrepError, match="grep failed in"):
         tree_grep.grep(tree, ["--no-such-option"], ["fx_get"], ("*.c",))
+
+
+def test_chunks_grepped_in_parallel_keep_every_hit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    files = {f"d{i}.c": f"int x{i};\nfx_get({i});\n" for i in range(9)}
+    tree = make_tree(tmp_path / "t", files)
+    whole = tree_grep._grep(tree, ["-wF", "-e", "fx_get"], sorted(files))
+    monkeypatch.setattr(tree_grep, "_CHUNK", 2)
+    chunked = tree_grep._grep(tree, ["-wF", "-e", "fx_get"], sorted(files))
+    assert chunked == whole
+    assert sorted(whole) == [(f"d{i}.c", 2, f"fx_get({i});")
+                             for i in range(9)]
