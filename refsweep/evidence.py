@@ -8,6 +8,7 @@ positions spatch gave.  Everything here depends on one file only, so the
 result is cached by file content.
 """
 
+import functools
 import posixpath
 import re
 from typing import Any, Optional
@@ -843,6 +844,8 @@ def _raw_counter(text: Text, facts: lexical.FileFacts,
     bypass the atomic API: read or written out of the rules' sight, so
     recorded as an escape."""
     out: list[Record] = []
+    if "counter" not in text.code:
+        return out      # the pattern needs the word: spare the search
     for m in _RAW_COUNTER.finditer(text.code):
         lno = lexical._line_of(starts, m.start())
         if text.lines[lno - 1].lstrip().startswith("#"):
@@ -992,16 +995,12 @@ def _base_type(counter: str, line: int, text: Text,
         # "(in_cache_entry *entry,"): refsweep keys a typedef'd struct as
         # "struct NAME", and a name that is no struct's matches no
         # member and changes nothing.
-        decl = re.compile(
-            r"(?:\b(struct|union)\s+|(?:^|(?<=[;{(,]))\s*(?:const\s+)?"
-            r"(?!return\b|sizeof\b|case\b|goto\b|else\b))(\w+)"
-            r"(?:\s*\*\s*|\s+)(?:const\s+)?" + re.escape(var) +
-            r"\s*[;,=)\[]", re.M)
         first = max(start - 6, 1)
         region = text.lines_between(first, end)
         found = [(first + region.count("\n", 0, d.start()),
                   f"{d.group(1) or 'struct'} {d.group(2)}")
-                 for d in decl.finditer(region)]
+                 for d in _local_decl(var).finditer(region)] \
+            if var in region else []
         text.memo[key] = found
     local = [tag for at, tag in found if at <= line]
     if local:
@@ -1013,9 +1012,28 @@ def _base_type(counter: str, line: int, text: Text,
         # variable ("static struct foo { ... } var;": its indented
         # members are not in top_level, so the braces are adjacent).
         top = [(0, f"{d.group(1)} {d.group(2)}")
-               for d in re.finditer(
-                   r"\b(struct|union)\s+(\w+)\s*(?:\*?|\{[^{}]*\})\s*"
-                   r"(?:const\s+)?" + re.escape(var) + r"\s*[;,=)\[]",
-                   text.top_level)]
+               for d in _top_decl(var).finditer(text.top_level)] \
+            if var in text.top_level else []
         text.memo[(var, 0)] = top
     return top[-1][1] if top else None
+
+
+# Compiled once per name for the whole scan: re's own cache (512
+# patterns) is far smaller than the names of one kernel tree.
+@functools.lru_cache(maxsize=16384)
+def _local_decl(var: str) -> "re.Pattern[str]":
+    """A declaration of VAR in a function ("struct foo *VAR;", "foo_t
+    *VAR," in a parameter list)."""
+    return re.compile(
+        r"(?:\b(struct|union)\s+|(?:^|(?<=[;{(,]))\s*(?:const\s+)?"
+        r"(?!return\b|sizeof\b|case\b|goto\b|else\b))(\w+)"
+        r"(?:\s*\*\s*|\s+)(?:const\s+)?" + re.escape(var) +
+        r"\s*[;,=)\[]", re.M)
+
+
+@functools.lru_cache(maxsize=16384)
+def _top_decl(var: str) -> "re.Pattern[str]":
+    """A file-scope "struct foo *VAR" (or "struct foo { ... } VAR")."""
+    return re.compile(
+        r"\b(struct|union)\s+(\w+)\s*(?:\*?|\{[^{}]*\})\s*"
+        r"(?:const\s+)?" + re.escape(var) + r"\s*[;,=)\[]")

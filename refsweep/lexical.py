@@ -8,6 +8,7 @@ own: its op sites are compared with spatch's to find unparsed regions, and
 its declarations are merged with spatch's.
 """
 
+import itertools
 import re
 from typing import NamedTuple, Optional
 
@@ -148,9 +149,12 @@ class _Tok(NamedTuple):
 
 def _tokens(lines: list[str]) -> list[_Tok]:
     toks: list[_Tok] = []
-    for i, line in enumerate(lines):
-        for m in _TOKEN.finditer(line):
-            toks.append(_Tok(m.group(0), i + 1))
+    # tuple.__new__ builds each _Tok in C: _Tok() would run Python code
+    # for each of the millions of tokens of a tree.
+    make = tuple.__new__
+    for n, line in enumerate(lines, 1):
+        toks.extend(map(make, itertools.repeat(_Tok),
+                        zip(_TOKEN.findall(line), itertools.repeat(n))))
     return toks
 
 

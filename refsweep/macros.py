@@ -234,14 +234,14 @@ def expand(tree: Optional[Path], files: list[Record],
                     hidden.add((d.path, d.line + _body_lines_before(
                         sources.code(d.path), d, op.name)))
     out: dict[str, list[Record]] = {}
+    calls = _calls_of(macros)
     for path, line in sources.grep_words(sorted(macros)):
         code = sources.code(path)
         start = sources.offset(path, line)
         end = code.find("\n", start)
         if re.match(r"\s*#\s*define\b", code[start:end]):
             continue
-        for m in re.finditer(r"\b(" + "|".join(map(re.escape, macros)) +
-                             r")\s*\(", code[start:end]):
+        for m in calls.finditer(code[start:end]):
             open_at = start + m.end() - 1
             args = call_args(code, open_at)
             if args is None:
@@ -251,14 +251,21 @@ def expand(tree: Optional[Path], files: list[Record],
             stmt = _statement_site(code, start + m.start(), close)
             fn = _function_at(spans.get(path, []), line)
             for d in defs[:1]:
-                for rec in _expanded_ops(d, args, macros, stmt, 0):
+                for rec in _expanded_ops(d, args, macros, calls, stmt, 0):
                     out.setdefault(path, []).append(dict(
                         rec, line=line, function=fn))
     return Expansion(out, hidden, frozenset(macros))
 
 
+def _calls_of(macros: dict[str, list[MacroDef]]) -> "re.Pattern[str]":
+    """A call of one of MACROS; group 1 is its name."""
+    return re.compile(r"\b(" + "|".join(map(re.escape, macros)) +
+                      r")\s*\(")
+
+
 def _expanded_ops(d: MacroDef, args: list[str],
-                  macros: dict[str, list[MacroDef]], stmt: bool,
+                  macros: dict[str, list[MacroDef]],
+                  calls: "re.Pattern[str]", stmt: bool,
                   depth: int) -> list[Record]:
     body = substitute(d, args)
     recs = []
@@ -271,12 +278,11 @@ def _expanded_ops(d: MacroDef, args: list[str],
                      "use": use, "detail": f"{detail} (macro {d.name}())",
                      "parsed": True, "base_type": None})
     if depth < MAX_DEPTH:
-        for m in re.finditer(r"\b(" + "|".join(map(re.escape, macros)) +
-                             r")\s*\(", body):
+        for m in calls.finditer(body):
             inner = call_args(body, m.end() - 1)
             if inner is not None and m.group(1) != d.name:
                 recs.extend(_expanded_ops(macros[m.group(1)][0], inner,
-                                          macros, stmt, depth + 1))
+                                          macros, calls, stmt, depth + 1))
     return recs
 
 
