@@ -77,6 +77,12 @@ class Index:
         self.variables = variables
         self.decl_paths = {k: {d.rsplit(":", 1)[0] for d in v.decls}
                            for k, v in variables.items()}
+        # Keys an op in any file may name: no struct member, or a member
+        # of a struct some header declares (see narrow()).
+        self.visible_anywhere = {
+            k for k, paths in self.decl_paths.items()
+            if not k.startswith(("struct ", "union "))
+            or any(not p.endswith(".c") for p in paths)}
         self.members: dict[str, list[str]] = {}
         self.globals: dict[str, list[str]] = {}
         # The last word of every key: resolve() finds a key only through
@@ -107,9 +113,7 @@ class Index:
         """
         # A struct declared only in .c files is visible in those files
         # alone: it cannot be the target of an op elsewhere.
-        cands = [k for k in cands
-                 if not k.startswith(("struct ", "union "))
-                 or any(not p.endswith(".c") for p in self.decl_paths[k])
+        cands = [k for k in cands if k in self.visible_anywhere
                  or any(self.decl_paths[k] & tier() for tier in tiers)]
         if len(cands) == 1:
             return [(cands[0], "exact")]

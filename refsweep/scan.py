@@ -117,6 +117,38 @@ def _cache_store(key: str, data: dict[str, Any]) -> None:
     tmp.replace(path)
 
 
+def _store_evidence(key: str, data: dict[str, Any]) -> None:
+    """Cache a file's analysed evidence without its location: identical
+    files share the entry, and _cached_line() splices the location on."""
+    _cache_store(key, {k: v for k, v in data.items()
+                       if k not in ("path", "sha256")})
+
+
+def _cached_line(key: str, path: str, sha256: str
+                 ) -> Optional[tuple[str, dict[str, Any]]]:
+    """The scan line of a file whose evidence is cached under KEY, and
+    its object; None when the entry is absent or torn.  PATH and SHA256
+    are spliced onto the entry's JSON text, so a warm scan decodes each
+    entry once and encodes none."""
+    try:
+        text = _cache_path(key).read_text(encoding="utf-8").rstrip()
+        obj = json.loads(text)
+    except (OSError, json.JSONDecodeError):
+        return None
+    if not isinstance(obj, dict):
+        return None
+    # Entries written before _store_evidence() hold a location.
+    stored_location = not obj or "path" in obj or "sha256" in obj
+    obj.pop("path", None)
+    obj.pop("sha256", None)
+    obj["path"] = path
+    obj["sha256"] = sha256
+    if stored_location:
+        return json.dumps(obj), obj
+    return (f'{text[:-1]}, "path": {json.dumps(path)}, '
+            f'"sha256": "{sha256}"}}'), obj
+
+
 class Progress:
     """Progress on standard error: a line rewritten in place on a
     terminal, else one line every EVERY seconds (a log, "make run | tee")."""
@@ -266,7 +298,8 @@ def _scan_batch(reduced: Path, batch: list[tuple[str, bytes]], timeout: int,
         # content chokes it again (change --timeout to retry).
         _cache_store(_cache_key(content, raw_salt),
                      {"records": found, "trouble": trouble})
-        _cache_store(_cache_key(content, salt), data)
+        _store_evidence(_cache_key(content, salt), data)
+        data["path"] = path
         data["sha256"] = hashlib.sha256(content).hexdigest()
         out.append(data)
     return out
@@ -288,13 +321,15 @@ def scan(tree: Path, files: list[str], jobs: int, out: TextIO,
     """
     raw_salt, salt = _salts()
 
-    def emit(obj: dict[str, Any], decoded: bool) -> None:
-        """Write OBJ; keep it as read back (DECODED: it is read back)."""
-        line = json.dumps(obj)
+    def emit(obj: dict[str, Any], line: Optional[str] = None) -> None:
+        """Write OBJ, or LINE that holds it; keep OBJ as read back."""
+        if line is None:
+            line = json.dumps(obj)
+            obj = json.loads(line) if keep is not None else obj
         out.write(line + "\n")
         if keep is not None:
-            keep.append(obj if decoded else json.loads(line))
-    emit(scan_header(tree, shard_name, len(files), timeout), False)
+            keep.append(obj)
+    emit(scan_header(tree, shard_name, len(files), timeout))
     stats = {"files": len(files), "cached": 0, "scanned": 0, "troubles": 0}
     todo: list[tuple[str, bytes]] = []
     progress = Progress(len(files))
@@ -304,21 +339,25 @@ def scan(tree: Path, files: list[str], jobs: int, out: TextIO,
         except OSError as e:
             emit({"path": path, "decls": [], "ops": [], "helpers": [],
                   "functions": [], "unparsed_ops": 0,
-                  "trouble": f"unreadable: {e}"}, True)
+                  "trouble": f"unreadable: {e}"})
             stats["troubles"] += 1
             continue
-        hit = _cache_load(_cache_key(content, salt))
-        decoded = hit is not None
-        if hit is None:
+        sha256 = hashlib.sha256(content).hexdigest()
+        key = _cache_key(content, salt)
+        hit: Optional[dict[str, Any]] = None
+        cached = _cached_line(key, path, sha256)
+        if cached is not None:
+            line, hit = cached
+            emit(hit, line)
+        else:
             records = _cache_load(_cache_key(content, raw_salt))
             if records is not None:
                 hit = _analyse(path, content, records["records"],
                                records.get("trouble"))
-                _cache_store(_cache_key(content, salt), hit)
+                _store_evidence(key, hit)
+                hit.update(path=path, sha256=sha256)
+                emit(hit)
         if hit is not None:
-            hit["path"] = path
-            hit["sha256"] = hashlib.sha256(content).hexdigest()
-            emit(hit, decoded)
             stats["cached"] += 1
             stats["troubles"] += 1 if hit.get("trouble") else 0
             progress.step(1)
@@ -337,7 +376,7 @@ def scan(tree: Path, files: list[str], jobs: int, out: TextIO,
             results = fut.result()
             for data in results:
                 stats["troubles"] += 1 if data.get("trouble") else 0
-                emit(data, False)
+                emit(data)
                 stats["scanned"] += 1
             out.flush()
             progress.step(len(results))

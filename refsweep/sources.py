@@ -11,7 +11,6 @@ import bisect
 import concurrent.futures
 import itertools
 import multiprocessing
-import operator
 import re
 import subprocess
 from array import array
@@ -43,15 +42,25 @@ def git_grep(tree: Path, args: list[str]
     return res
 
 
-def _stripped(tree: Path, paths: list[str]) -> dict[str, str]:
-    """The comment-stripped text of PATHS of TREE (Sources.prefetch)."""
+def _line_starts(code: str) -> "array[int]":
+    """Offset of each line's start; built in C (map, accumulate)."""
+    lines = code.split("\n")
+    return array("l", itertools.accumulate(
+        map((1).__add__, map(len, lines[:-1])), initial=0))
+
+
+def _stripped(tree: Path, paths: list[str]
+              ) -> dict[str, tuple[str, "array[int]"]]:
+    """The comment-stripped text of PATHS of TREE and its line starts
+    (Sources.prefetch)."""
     out = {}
     for path in paths:
         try:
             raw = (tree / path).read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue        # read (and found missing) where it is needed
-        out[path] = lexical.strip_comments(raw)
+        code = lexical.strip_comments(raw)
+        out[path] = code, _line_starts(code)
     return out
 
 
@@ -61,12 +70,11 @@ class Sources:
     def __init__(self, tree: Optional[Path]) -> None:
         self.tree = tree
         self._pending: Optional[
-            "concurrent.futures.Future[dict[str, str]]"] = None
+            "concurrent.futures.Future[dict[str, tuple[str, array[int]]]]"
+        ] = None
         self._raw: dict[str, str] = {}
         self._code: dict[str, str] = {}
         self._starts: dict[str, "array[int]"] = {}
-        self._raw_lines: dict[str, list[str]] = {}
-        self._commented: dict[str, frozenset[int]] = {}
         # Content ids of the tree's files, per glob set: read once per run.
         self._ids: dict[tuple[str, ...], Optional[dict[str, str]]] = {}
 
@@ -85,8 +93,10 @@ class Sources:
     def _take_prefetched(self) -> None:
         if self._pending is not None:
             pending, self._pending = self._pending, None
-            for path, code in pending.result().items():
-                self._code.setdefault(path, code)
+            for path, (code, starts) in pending.result().items():
+                if path not in self._code:
+                    self._code[path] = code
+                    self._starts[path] = starts
 
     def _read(self, path: str) -> str:
         if self.tree is None:
@@ -115,10 +125,9 @@ class Sources:
     def offset(self, path: str, line: int) -> int:
         """Offset of the start of 1-based LINE in PATH's text."""
         if path not in self._starts:
-            # Built in C (map, accumulate): this runs for every file.
-            lines = self.code(path).split("\n")
-            self._starts[path] = array("l", itertools.accumulate(
-                map((1).__add__, map(len, lines[:-1])), initial=0))
+            code = self.code(path)      # may bring the prefetched starts
+            if path not in self._starts:
+                self._starts[path] = _line_starts(code)
         starts = self._starts[path]
         return starts[min(max(line, 1), len(starts)) - 1]
 
@@ -131,22 +140,33 @@ class Sources:
         code = self.code(path)
         return code[self.offset(path, first):self.offset(path, last + 1)]
 
-    def _split_raw(self, path: str) -> list[str]:
-        if path not in self._raw_lines:
-            self._raw_lines[path] = self.raw(path).split("\n")
-        return self._raw_lines[path]
+    def _span(self, path: str, first: int, last: int
+              ) -> Optional[tuple[int, int]]:
+        """Offsets of lines FIRST..LAST (1-based, inclusive, clamped to
+        the file) without the last newline, or None when none is left.
+        Stripping keeps every offset, so the raw and the stripped text
+        share these."""
+        self.offset(path, 1)
+        starts = self._starts[path]
+        first, last = max(first, 1), min(last, len(starts))
+        if first > last:
+            return None
+        end = starts[last] - 1 if last < len(starts) else \
+            len(self.code(path))
+        return starts[first - 1], end
 
     def raw_lines(self, path: str, first: int, last: int) -> list[str]:
-        return self._split_raw(path)[max(first - 1, 0):max(last, 0)]
+        """Lines FIRST..LAST (1-based, inclusive) as they are."""
+        span = self._span(path, first, last)
+        return self.raw(path)[span[0]:span[1]].split("\n") if span else []
 
-    def commented_lines(self, path: str) -> frozenset[int]:
-        """1-based numbers of the lines of PATH that hold a comment or a
-        literal (the raw line differs from the stripped one)."""
-        if path not in self._commented:
-            self._commented[path] = frozenset(itertools.compress(
-                itertools.count(1), map(operator.ne, self._split_raw(path),
-                                        self.code(path).split("\n"))))
-        return self._commented[path]
+    def commented(self, path: str, line: int) -> bool:
+        """Does LINE (1-based) of PATH hold a comment or a literal?"""
+        span = self._span(path, line, line)
+        if span is None:
+            return False
+        start, end = span
+        return self.raw(path)[start:end] != self.code(path)[start:end]
 
     def grep_lines(self, words: list[str],
                    globs: tuple[str, ...] = ("*.c", "*.h")

@@ -153,6 +153,7 @@ class Finder:
         self.tree = tree
         self.defines: dict[str, dict[str, str]] = {}
         self.tree_defines: dict[str, str] = {}
+        self.merged: dict[str, dict[str, str]] = {}
 
     def file_defines(self, path: str) -> dict[str, str]:
         if path not in self.defines:
@@ -168,9 +169,14 @@ class Finder:
             m = _DEFINE.match(text.rstrip("\n"))
             if m and m.group(1) in names:
                 self.tree_defines.setdefault(m.group(1), m.group(2).strip())
+        self.merged.clear()
 
     def constants(self, path: str) -> dict[str, str]:
-        return {**self.tree_defines, **self.file_defines(path)}
+        """The tree's bias #defines, PATH's own taking precedence."""
+        if path not in self.merged:
+            self.merged[path] = {**self.tree_defines,
+                                 **self.file_defines(path)}
+        return self.merged[path]
 
     def op_call(self, path: str, line: int, op: str
                 ) -> Optional[tuple[int, int, list[str]]]:
@@ -280,8 +286,8 @@ class Finder:
     def comment_signs(self, path: str, line: int, what: str) -> list[str]:
         """A comment that belongs to LINE (on it, or the block of comment
         lines right above it) saying that it may wrap."""
-        commented = self.sources.commented_lines(path)
-        if line not in commented and line - 1 not in commented:
+        if not self.sources.commented(path, line) and \
+                not self.sources.commented(path, line - 1):
             return []       # no comment on the line or right above it
         first = max(line - 8, 1)
         raw = self.sources.raw_lines(path, first, line)

@@ -175,3 +175,25 @@ def test_cache_key_is_the_hash_of_salt_and_content() -> None:
     for content in (b"", b"atomic_inc(&x);\n"):
         assert scan._cache_key(content, salt) == hashlib.sha256(
             salt.encode() + b"\0" + content).hexdigest()
+
+
+def test_identical_files_share_evidence_not_location(tmp_path: Path) -> None:
+    """One cache entry serves files of the same content; each scan line
+    names its own file, also for entries stored with a location."""
+    tree = make_tree(tmp_path / "t", {"a/x.c": GOOD, "b/x.c": GOOD})
+    for _run in ("scanned", "cached"):
+        _stats, records = scan_once(tree)
+        assert sorted(r["path"] for r in records) == ["a/x.c", "b/x.c"]
+        assert all(r["sha256"] == hashlib.sha256(GOOD.encode()).hexdigest()
+                   for r in records)
+    key = scan._cache_key(GOOD.encode(), scan._salts()[1])
+    entry = json.loads(scan._cache_path(key).read_text())
+    assert "path" not in entry and entry["decls"]
+    scan._cache_path(key).write_text(json.dumps({"path": "old.c", **entry}))
+    for entry_written in ("before", "after"):     # the old entry is kept
+        out = io.StringIO()
+        scan.scan(tree, scan.candidate_files(tree), 1, out)
+        lines = out.getvalue().splitlines()[1:]
+        assert sorted(json.loads(x)["path"] for x in lines) == \
+            ["a/x.c", "b/x.c"]
+        assert [x.count('"path"') for x in lines] == [1, 1], entry_written

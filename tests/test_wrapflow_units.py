@@ -156,5 +156,12 @@ def test_prefetched_text_is_the_stripped_text(tmp_path: Path) -> None:
         assert fetched.code(path) == plain.code(path)
     assert fetched.code("a.c") == ("                    \nint a;     \n"
                                    "char *s = \" \";\n")
-    assert fetched.commented_lines("b.h") == frozenset({1, 2})
+    assert [fetched.commented("b.h", n) for n in (0, 1, 2, 3, 4)] == \
+        [False, True, True, False, False]
+    assert [fetched.commented("a.c", n) for n in (1, 2, 3, 4)] == \
+        [True, True, True, False]
+    assert fetched.raw_lines("a.c", 2, 9) == ["int a; // b",
+                                              "char *s = \"c\";", ""]
+    assert fetched.raw_lines("a.c", 0, 1) == ["/* atomic_inc(&x) */"]
+    assert fetched.raw_lines("a.c", 5, 9) == []
     assert fetched.offset("a.c", 2) == 21 and fetched.offset("a.c", 9) == 48
