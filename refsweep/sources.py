@@ -85,18 +85,28 @@ class Sources:
         is started."""
         if self.tree is None or not paths:
             return
-        pool = concurrent.futures.ProcessPoolExecutor(
-            1, mp_context=multiprocessing.get_context("fork"))
-        self._pending = pool.submit(_stripped, self.tree, paths)
-        pool.shutdown(wait=False)
+        try:
+            pool = concurrent.futures.ProcessPoolExecutor(
+                1, mp_context=multiprocessing.get_context("fork"))
+            self._pending = pool.submit(_stripped, self.tree, paths)
+            pool.shutdown(wait=False)
+        except (OSError, NotImplementedError):
+            self._pending = None    # no processes here: read when needed
 
     def _take_prefetched(self) -> None:
-        if self._pending is not None:
-            pending, self._pending = self._pending, None
-            for path, (code, starts) in pending.result().items():
-                if path not in self._code:
-                    self._code[path] = code
-                    self._starts[path] = starts
+        if self._pending is None:
+            return
+        pending, self._pending = self._pending, None
+        try:
+            prefetched = pending.result()
+        except Exception:   # noqa: BLE001 (a killed worker, no memory...)
+            # Only a head start is lost: code() strips each file itself,
+            # and a real problem with a file shows there.
+            return
+        for path, (code, starts) in prefetched.items():
+            if path not in self._code:
+                self._code[path] = code
+                self._starts[path] = starts
 
     def _read(self, path: str) -> str:
         if self.tree is None:

@@ -2,6 +2,8 @@
 """Unit tests of the pure functions behind helpers, macros, pointer-held
 counters and wrap-by-design signs."""
 
+import concurrent.futures
+import concurrent.futures.process
 from pathlib import Path
 
 from conftest import make_tree
@@ -165,3 +167,17 @@ def test_prefetched_text_is_the_stripped_text(tmp_path: Path) -> None:
     assert fetched.raw_lines("a.c", 0, 1) == ["/* atomic_inc(&x) */"]
     assert fetched.raw_lines("a.c", 5, 9) == []
     assert fetched.offset("a.c", 2) == 21 and fetched.offset("a.c", 9) == 48
+
+
+def test_a_failed_prefetch_costs_only_time(tmp_path: Path) -> None:
+    """A prefetch whose worker dies leaves the text to be read lazily."""
+    tree = make_tree(tmp_path / "t", {"a.c": "int a; /* x */\n"})
+    sources = Sources(tree)
+    sources.prefetch(["a.c"])
+    assert sources._pending is not None
+    sources._pending.cancel()
+    failed: concurrent.futures.Future[object] = concurrent.futures.Future()
+    failed.set_exception(concurrent.futures.process.BrokenProcessPool("x"))
+    sources._pending = failed       # type: ignore[assignment]  # a fake
+    assert sources.code("a.c") == "int a;        \n"
+    assert sources.offset("a.c", 2) == 15
