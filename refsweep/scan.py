@@ -299,7 +299,6 @@ def _scan_batch(reduced: Path, batch: list[tuple[str, bytes]], timeout: int,
         _cache_store(_cache_key(content, raw_salt),
                      {"records": found, "trouble": trouble})
         _store_evidence(_cache_key(content, salt), data)
-        data["path"] = path
         data["sha256"] = hashlib.sha256(content).hexdigest()
         out.append(data)
     return out
@@ -355,7 +354,7 @@ def scan(tree: Path, files: list[str], jobs: int, out: TextIO,
                 hit = _analyse(path, content, records["records"],
                                records.get("trouble"))
                 _store_evidence(key, hit)
-                hit.update(path=path, sha256=sha256)
+                hit["sha256"] = sha256
                 emit(hit)
         if hit is not None:
             stats["cached"] += 1

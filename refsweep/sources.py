@@ -49,17 +49,21 @@ def _line_starts(code: str) -> "array[int]":
         map((1).__add__, map(len, lines[:-1])), initial=0))
 
 
+def _read_text(tree: Path, path: str) -> str:
+    """PATH of TREE as text; empty if it cannot be read."""
+    try:
+        return (tree / path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
 def _stripped(tree: Path, paths: list[str]
               ) -> dict[str, tuple[str, "array[int]"]]:
     """The comment-stripped text of PATHS of TREE and its line starts
     (Sources.prefetch)."""
     out = {}
     for path in paths:
-        try:
-            raw = (tree / path).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue        # read (and found missing) where it is needed
-        code = lexical.strip_comments(raw)
+        code = lexical.strip_comments(_read_text(tree, path))
         out[path] = code, _line_starts(code)
     return out
 
@@ -108,19 +112,11 @@ class Sources:
                 self._code[path] = code
                 self._starts[path] = starts
 
-    def _read(self, path: str) -> str:
-        if self.tree is None:
-            return ""
-        try:
-            return (self.tree / path).read_text(encoding="utf-8",
-                                                errors="replace")
-        except OSError:
-            return ""
-
     def raw(self, path: str) -> str:
         """The file as it is."""
         if path not in self._raw:
-            self._raw[path] = self._read(path)
+            self._raw[path] = "" if self.tree is None else \
+                _read_text(self.tree, path)
         return self._raw[path]
 
     def code(self, path: str) -> str:
