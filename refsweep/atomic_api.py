@@ -105,6 +105,9 @@ _ORDER_RE = re.compile(r"_(relaxed|acquire|release)$")
 _NEGATIVE = re.compile(r"^\(*\s*-\s*[\w(]")
 # "old - 1", "(c + 1)", "v + delta": an exchange that moves the counter.
 _STEP = re.compile(r"^\(*\s*[\w.>\-\[\]]+?\s*([-+])\s*[\w()]+\s*\)*$")
+# An integer literal, an upper-case macro constant, true or false.
+_CONSTANT = re.compile(r"^\(?-?(\d+[uUlL]*|0x[0-9a-fA-F]+[uUlL]*|"
+                       r"[A-Z][A-Z0-9_]*|true|false)\)?$")
 
 
 class AtomicOp(NamedTuple):
@@ -195,6 +198,25 @@ def effect_of(op: AtomicOp, args: list[str]) -> Effect:
         if m:
             return _I if m.group(1) == "+" else _D
     return sem.effect
+
+
+def is_constant(expr: str) -> bool:
+    """Whether EXPR is a constant the code spells out (a literal, an
+    upper-case macro, true or false)."""
+    return bool(_CONSTANT.match(expr.replace(" ", "")))
+
+
+def constant_operand(op: AtomicOp, args: list[str]) -> bool:
+    """Whether this call moves the counter by, or sets it to, a constant:
+    true for the operations without an amount (inc, dec, read); false
+    when the amount or new value is computed, so that its sign or size is
+    not in sight."""
+    sem = op.semantics
+    if sem.operand is None:
+        return True
+    if sem.operand >= len(args):
+        return False
+    return is_constant(args[sem.operand])
 
 
 def signed_amount(op: AtomicOp, args: list[str]) -> bool:

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any, Callable, Iterable, NamedTuple, Optional, TextIO
 
+from refsweep import atomic_api
 from refsweep.atomic_api import Effect
 from refsweep.records import (CHECKED, CHECKED_USES, WRAP_SAFE, Confidence,
                               Evidence, Use, Variable, Verdict)
@@ -31,10 +32,10 @@ class Decision(NamedTuple):
 Rule = Callable[[list[Evidence]], Optional[Decision]]
 
 
-def _has(use: Use, verdict: Verdict, rule: str,
+def _has(uses: frozenset[Use], verdict: Verdict, rule: str,
          confidence: Confidence) -> Rule:
     def check(ev: list[Evidence]) -> Optional[Decision]:
-        if any(e.use is use for e in ev):
+        if any(e.use in uses for e in ev):
             return Decision(verdict, rule, confidence)
         return None
     return check
@@ -70,6 +71,116 @@ def _no_arithmetic(ev: list[Evidence]) -> Optional[Decision]:
             not any(e.use is Use.ESCAPE for e in ev):
         return Decision(Verdict.STATE, "state", _MEDIUM)
     return None
+
+
+# What a counter that is never decreased may be used for and still be
+# judged a flag: zero tests (waits too) whose value serves nothing else,
+# state tests, printing, IDs.  A comparison with a bound or an equality
+# ("== nr_cpus" in a rendezvous, "> hang_limit") counts events something
+# waits for or gates on; that, an unjudged value, a zero test returned to
+# a caller or an escape leaves the rules below to decide.
+_RAISED_ONLY_USES = frozenset({Use.MOD, Use.ZERO_TEST, Use.WAIT_ZERO,
+                               Use.STATE_TEST, Use.ID, Use.PRINT})
+
+
+def _tests_by_itself(e: Evidence) -> bool:
+    """An operation that is a zero test by itself: "add_unless(v, n, 0)"
+    takes references only while the count is not zero, "inc_and_test"
+    counts a negative start up to zero; both are shapes of counts."""
+    sem = atomic_api.OPS.get(e.base)
+    return sem is not None and sem.zero_test
+
+
+def _raises_only(e: Evidence) -> bool:
+    """E leaves the counter where it was or raises it by, or sets it to,
+    a constant, and it is used in a way the rules judge."""
+    return not e.ambiguous and not e.guard and \
+        not _tests_by_itself(e) and e.use in _RAISED_ONLY_USES and \
+        e.effect not in (Effect.DECREASE, Effect.BITS) and \
+        (e.effect is Effect.READ or e.constant)
+
+
+# The last word of the names of functions that run once per lifecycle of
+# a device, module or object in the kernel's conventions: driver-model
+# callbacks (probe, remove, disconnect, shutdown), module and subsystem
+# set-up and tear-down.  An increment there is not per event: "stop",
+# "start", "open" and "release" are left out, since they can run per
+# request, per queue-full or per file.
+LIFECYCLE_WORDS = frozenset({
+    "probe", "remove", "disconnect", "shutdown", "init", "initialize",
+    "initialise", "exit", "deinit", "uninit", "cleanup", "destroy",
+    "teardown"})
+
+
+def is_lifecycle_function(name: Optional[str]) -> bool:
+    """Does the function NAME, by the kernel's naming conventions, run
+    once per lifecycle ("foo_probe", "cvm_oct_rx_initialize",
+    "atmel_shutdown")?"""
+    if not name:
+        return False
+    return name.strip("_").rsplit("_", 1)[-1].lower() in LIFECYCLE_WORDS
+
+
+def _lifecycle_flag(ev: list[Evidence]) -> Optional[Decision]:
+    """Counted up, never down, and only in set-up or tear-down paths: a
+    flag raised once per lifecycle ("ready", "shut down"), whose zero is
+    the value it was set or reset to, so a zero test asks "raised
+    since?".  An increment per event looks the same in the operations
+    (an interrupt handler counting pending work that a consumer takes
+    with xchg), so the calling context decides: every increase must sit
+    in a function is_lifecycle_function() names.  No wrap-safe verdict
+    unless every operation is in sight and spelled out: none ambiguous,
+    no address taken, none a zero test by itself, every increase by a
+    constant (a computed amount may be negative) and every set or
+    exchange to a constant (a computed one may lower it, as a
+    "try_cmpxchg(v, &old, old - 1)" loop does).  Only what a zero test
+    would otherwise decide: without one, the rules for IDs and
+    statistics below judge it."""
+    increases = [e for e in ev if e.effect is Effect.INCREASE]
+    if not increases or \
+            not all(_raises_only(e) for e in ev) or \
+            not all(is_lifecycle_function(e.function) for e in increases) or \
+            not any(e.use in (Use.ZERO_TEST, Use.WAIT_ZERO) for e in ev):
+        return None
+    if any(e.use is Use.ID for e in ev):
+        return Decision(Verdict.ID, "lifecycle-flag", _MEDIUM)
+    if any(e.use is Use.PRINT for e in ev):
+        return Decision(Verdict.STATISTIC, "lifecycle-flag", _MEDIUM)
+    return Decision(Verdict.STATE, "lifecycle-flag", _MEDIUM)
+
+
+# What a flag taken by a constant exchange may be used for: tests of its
+# value against zero or a constant, and printing.  A limit or an
+# unjudged value leaves the rules below to decide.
+_EXCHANGE_FLAG_USES = frozenset({Use.MOD, Use.ZERO_TEST, Use.TESTED_VALUE,
+                                 Use.WAIT_ZERO, Use.STATE_TEST,
+                                 Use.EQUALITY, Use.PRINT})
+
+
+def _bounded_by_exchange(e: Evidence) -> bool:
+    """E never raises the counter by arithmetic: it reads it, lowers it
+    by a constant, or sets or exchanges it to a constant."""
+    return not e.ambiguous and not e.guard and \
+        not _tests_by_itself(e) and e.use in _EXCHANGE_FLAG_USES and \
+        e.effect in (Effect.READ, Effect.DECREASE, Effect.SET,
+                     Effect.EXCHANGE) and \
+        (e.effect is Effect.READ or e.constant)
+
+
+def _exchange_flag(ev: list[Evidence]) -> Optional[Decision]:
+    """Claimed by an exchange to a constant ("if (atomic_cmpxchg(&v, 0,
+    1)) return -EBUSY;") and let go by a decrement or a set: a
+    test-and-set flag (exclusive open, busy), not a count.  Nothing ever
+    adds to it, so its value never exceeds the largest constant written
+    and no overflow check could fire on it.  Every operation must be in
+    sight and spelled out, as for lifecycle-flag; a decrement that
+    releases (dec_and_test) is a zero test by itself and leaves the
+    rules below to decide."""
+    if not any(e.effect is Effect.EXCHANGE for e in ev) or \
+            not any(e.effect is Effect.DECREASE for e in ev) or \
+            not all(_bounded_by_exchange(e) for e in ev):
+        return None
+    return Decision(Verdict.STATE, "exchange-flag", _MEDIUM)
 
 
 def _escapes(ev: list[Evidence]) -> Optional[Decision]:
@@ -165,12 +276,17 @@ def _no_exact(ev: list[Evidence]) -> Optional[Decision]:
 RULES: list[Rule] = [
     _no_exact,
     _no_arithmetic,
-    _has(Use.ZERO_RELEASE, Verdict.REFCOUNT, "zero-release", _HIGH),
+    _has(frozenset({Use.ZERO_RELEASE}), Verdict.REFCOUNT, "zero-release",
+         _HIGH),
     _inc_not_zero,
-    _has(Use.ZERO_RETURNED, Verdict.REFCOUNT, "zero-returned", _MEDIUM),
-    _has(Use.ZERO_WAKE, Verdict.USAGE, "zero-wake", _HIGH),
-    _has(Use.WAIT_ZERO, Verdict.USAGE, "wait-zero", _HIGH),
-    _has(Use.ZERO_TEST, Verdict.USAGE, "zero-test", _MEDIUM),
+    _has(frozenset({Use.ZERO_RETURNED}), Verdict.REFCOUNT, "zero-returned",
+         _MEDIUM),
+    _has(frozenset({Use.ZERO_WAKE}), Verdict.USAGE, "zero-wake", _HIGH),
+    _exchange_flag,
+    _lifecycle_flag,
+    _has(frozenset({Use.WAIT_ZERO}), Verdict.USAGE, "wait-zero", _HIGH),
+    _has(frozenset({Use.ZERO_TEST, Use.TESTED_VALUE}), Verdict.USAGE,
+         "zero-test", _MEDIUM),
     _limit,
     _gauge_value,
     _no_ops,
@@ -183,6 +299,13 @@ RULES: list[Rule] = [
 ]
 
 
+# Rules that need every operation in sight, by name.
+_PREMISE_RULES: dict[str, Rule] = {
+    "exchange-flag": _exchange_flag,
+    "lifecycle-flag": _lifecycle_flag,
+}
+
+
 # The uses each rule decides on, for showing a reader the line that
 # decided (the reports mark it, the commit messages quote it).
 DECISIVE_USES: dict[str, tuple[Use, ...]] = {
@@ -191,7 +314,7 @@ DECISIVE_USES: dict[str, tuple[Use, ...]] = {
     "zero-returned": (Use.ZERO_RETURNED,),
     "zero-wake": (Use.ZERO_WAKE,),
     "wait-zero": (Use.WAIT_ZERO,),
-    "zero-test": (Use.ZERO_TEST,),
+    "zero-test": (Use.ZERO_TEST, Use.TESTED_VALUE),
     "limit": (Use.LIMIT, Use.EQUALITY),
     "gauge-value": (Use.VALUE,),
     "unjudged-use": (Use.VALUE,),
@@ -202,9 +325,13 @@ DECISIVE_USES: dict[str, tuple[Use, ...]] = {
     "write-only": (Use.MOD,),
     "unread-up-down": (Use.MOD,),
     "state": (Use.STATE_TEST, Use.MOD),
-    "weak-conflict": (Use.ZERO_TEST, Use.WAIT_ZERO, Use.LIMIT,
-                      Use.EQUALITY, Use.VALUE),
+    "exchange-flag": (Use.ZERO_TEST, Use.TESTED_VALUE, Use.WAIT_ZERO,
+                      Use.STATE_TEST, Use.EQUALITY),
+    "lifecycle-flag": (Use.ZERO_TEST, Use.WAIT_ZERO, Use.STATE_TEST),
+    "weak-conflict": (Use.ZERO_TEST, Use.TESTED_VALUE, Use.WAIT_ZERO,
+                      Use.LIMIT, Use.EQUALITY, Use.VALUE),
 }
+
 
 def decide(evidence: list[Evidence]) -> Decision:
     """The verdict for one variable's evidence.
@@ -212,11 +339,21 @@ def decide(evidence: list[Evidence]) -> Decision:
     Weak evidence (an op on a member of that name in a file that does not
     include this struct's header, while it includes another's) decides
     nothing, but it blocks a wrap-safe verdict when it would be checked
-    evidence were it this variable's.
+    evidence were it this variable's.  The flag rules, whose premise is
+    that every operation is in sight, decide only when they would still
+    decide with the weak evidence taken as this variable's.
     """
     strong = [e for e in evidence if not e.weak]
     weak = [e for e in evidence if e.weak]
-    decision = _first_rule(strong)
+    rules = RULES
+    decision = _first_rule(strong, rules)
+    while weak and decision.rule in _PREMISE_RULES:
+        if _PREMISE_RULES[decision.rule](strong + weak) == decision:
+            return decision
+        # Were a weak op this variable's, the premise would not hold:
+        # the rules after that one decide.
+        rules = [r for r in rules if r is not _PREMISE_RULES[decision.rule]]
+        decision = _first_rule(strong, rules)
     if decision.verdict in WRAP_SAFE and any(
             e.use in CHECKED_USES or e.guard for e in weak):
         return Decision(Verdict.UNKNOWN, "weak-conflict", _LOW)
@@ -225,8 +362,8 @@ def decide(evidence: list[Evidence]) -> Decision:
     return decision
 
 
-def _first_rule(evidence: list[Evidence]) -> Decision:
-    for rule in RULES:
+def _first_rule(evidence: list[Evidence], rules: list[Rule]) -> Decision:
+    for rule in rules:
         d = rule(evidence)
         if d is not None:
             return d

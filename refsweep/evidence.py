@@ -361,28 +361,71 @@ def _strip_casts(expr: str) -> str:
 
 
 def _tests_of(pattern: str, code: str, op: atomic_api.AtomicOp,
-              label: str) -> Optional[tuple[Use, str]]:
+              label: str, text: Optional[Text] = None,
+              base: int = 0) -> Optional[tuple[Use, str]]:
     """How CODE tests what the regex PATTERN names (a local, a global,
-    a member copy), as a use, if it does."""
+    a member copy), as a use, if it does.  A zero test is TESTED_VALUE
+    when the copy is also used otherwise, or when that cannot be told
+    (no TEXT, whose code CODE starts at offset BASE of)."""
     for m in re.finditer(pattern, code):
         before = code[max(0, m.start() - 60):m.start()]
         after = code[m.end():m.end() + 60]
-        if re.match(r"\s*(=(?!=)|[-+*/%&|^]=|<<=|>>=|\+\+|--)", after):
+        if re.match(_REASSIGNED, after):
             continue            # assigned again, not tested
         if _in_atomic_call(code, m.start()):
             continue            # the counter itself, not a copy of it
         cmp = _Compare(before + "\x00" + after, "\x00")
-        in_cond = re.search(r"\b(if|while)\s*\(\s*!?\s*$", before) or \
-            re.search(r"(&&|\|\|)\s*!?\s*$", before) or \
-            re.search(r"\?\s*$", before)
         if cmp.operator:
             use, detail = _compare_use(op, cmp)
+            if use is Use.ZERO_TEST and (
+                    text is None or _used_beyond_tests(pattern, code, text,
+                                                       base)):
+                return Use.TESTED_VALUE, \
+                    f"kept in {label}, {detail}, and used otherwise"
             return use, f"kept in {label}, {detail}"
-        if cmp.negated or (in_cond and re.match(r"\s*(\)|&&|\|\||\?)",
-                                                after)) or \
-                re.match(r"\s*\?", after):
+        if _zero_tested(before, after, cmp):
+            if text is None or _used_beyond_tests(pattern, code, text, base):
+                return Use.TESTED_VALUE, \
+                    f"kept in {label}, tested for zero and used otherwise"
             return Use.ZERO_TEST, f"kept in {label}, tested for zero"
     return None
+
+
+_REASSIGNED = r"\s*(=(?!=)|[-+*/%&|^]=|<<=|>>=|\+\+|--)"
+
+
+def _zero_tested(before: str, after: str, cmp: "_Compare") -> bool:
+    """Is the expression between BEFORE and AFTER a truth value: "!x",
+    "if (x)", "x && ...", "x ? a : b"?"""
+    in_cond = re.search(r"\b(if|while)\s*\(\s*!?\s*$", before) or \
+        re.search(r"(&&|\|\|)\s*!?\s*$", before) or \
+        re.search(r"\?\s*$", before)
+    return bool(cmp.negated or (in_cond and re.match(r"\s*(\)|&&|\|\||\?)",
+                                                     after)) or
+                re.match(r"\s*\?", after))
+
+
+def _used_beyond_tests(pattern: str, code: str, text: Text,
+                       base: int) -> bool:
+    """Is what PATTERN names used in CODE (at offset BASE of TEXT's code)
+    other than tested for zero or printed: computed with, passed on,
+    stored?"""
+    for m in re.finditer(pattern, code):
+        before = code[max(0, m.start() - 60):m.start()]
+        after = code[m.end():m.end() + 60]
+        if re.match(_REASSIGNED, after) or _in_atomic_call(code, m.start()):
+            continue
+        if re.search(r"\breturn\s*!?\s*$", before):
+            return True         # the value leaves the function
+        cmp = _Compare(before + "\x00" + after, "\x00")
+        if (cmp.operator and cmp.against_zero) or \
+                (not cmp.operator and _zero_tested(before, after, cmp)):
+            continue
+        found = _enclosing_call(code, m.start())
+        if found and _is_print_call(text, found[0], base + found[1]):
+            continue
+        return True
+    return False
 
 
 def _word(name: str) -> str:
@@ -476,10 +519,12 @@ def _follow_local(name: str, line: int, text: Text,
     if _is_local(name, text, f, line):
         code = text.lines_between(_flow_start(text, f, line), f.body_end)
         base = text.offset(_flow_start(text, f, line))
-        label = name
+        found = _tests_of(_word(name), code, op, name, text, base)
     else:
-        code, base, label = text.code, 0, f"global {name}"
-    found = _tests_of(_word(name), code, op, label)
+        # A global outlives the function: other readers may be out of
+        # sight, so its zero tests are never the whole story.
+        code, base = text.code, 0
+        found = _tests_of(_word(name), code, op, f"global {name}")
     if found or op.increases:
         return found
     return _only_printed(name, text, base, code)
@@ -495,11 +540,13 @@ def _follow_copy(lhs: str, line: int, text: Text,
     if f is not None:
         start = _flow_start(text, f, line)
         found = _tests_of(_word(lhs), text.lines_between(start, f.body_end),
-                          op, lhs)
+                          op, lhs, text, text.offset(start))
         if found:
             return found
     m = re.search(r"(?:->|\.)\s*(\w+)\s*$", lhs)
     if m:
+        # A member outlives the function: who else reads it is not in
+        # sight, so its zero tests are never the whole story.
         return _tests_of(r"(?:\b\w+(?:\[[^\]\n]*\])?\s*(?:->|\.)\s*)+" +
                          re.escape(m.group(1)) + r"(?!\w)", text.code, op,
                          "member " + m.group(1))
@@ -582,9 +629,7 @@ def _summary(branch: str) -> str:
 
 
 def _constant_args(args: list[str]) -> bool:
-    return bool(args) and all(
-        re.match(r"^\(?-?(\d+[uUlL]*|0x[0-9a-fA-F]+|[A-Z][A-Z0-9_]*|true|"
-                 r"false)\)?$", a.replace(" ", "")) for a in args)
+    return bool(args) and all(atomic_api.is_constant(a) for a in args)
 
 
 def _in_formatted_call(text: Text, line: int, col: int) -> bool:
@@ -761,6 +806,7 @@ def analyse_file(path: str, source: str, records: list[Record],
             ops.append({"op": m.group(1), "base": "read",
                         "effect": str(Effect.READ),
                         "counter": _normalise(args[-1]), "guard": False,
+                        "constant": True,
                         "line": lno,
                         "function": lexical.function_at(facts.functions, lno),
                         "use": str(Use.PRINT), "detail": f"exported by {m.group(1)}()",
@@ -823,7 +869,8 @@ def _escapes(text: Text, facts: lexical.FileFacts) -> list[Record]:
                 (callee and _EXPORTS.match(callee + "(")):
             continue
         out.append({"op": f"&{counter}", "base": "escape", "effect": str(Effect.READ),
-                    "counter": counter, "guard": False, "line": lno,
+                    "counter": counter, "guard": False, "constant": True,
+                    "line": lno,
                     "function": lexical.function_at(facts.functions, lno),
                     "use": str(Use.ESCAPE), "callee": callee,
                     "detail": (f"address passed to {callee}()" if callee
@@ -853,7 +900,7 @@ def _raw_counter(text: Text, facts: lexical.FileFacts,
         counter = _normalise(m.group(1))
         out.append({"op": f"{counter}.counter", "base": "escape",
                     "effect": str(Effect.READ), "counter": counter,
-                    "guard": False, "line": lno,
+                    "guard": False, "constant": True, "line": lno,
                     "function": lexical.function_at(facts.functions, lno),
                     "use": str(Use.ESCAPE), "callee": None,
                     "detail": "value field accessed directly",
@@ -970,6 +1017,7 @@ def _op_record(op: atomic_api.AtomicOp, counter: str, args: list[str],
     return {"op": op.name, "base": op.base, "effect": str(op.effect),
             "counter": counter,
             "guard": _is_not_zero_guard(op, args),
+            "constant": atomic_api.constant_operand(op, args),
             "line": line, "function": function, "use": str(use),
             "detail": detail, "parsed": parsed,
             "base_type": _base_type(counter, line, text, facts)}

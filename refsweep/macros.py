@@ -275,6 +275,7 @@ def _expanded_ops(d: MacroDef, args: list[str],
         recs.append({"op": op.name, "base": op.base, "counter": counter,
                      "effect": str(atomic_api.effect_of(op, op_args)),
                      "guard": evidence._is_not_zero_guard(op, op_args),
+                     "constant": atomic_api.constant_operand(op, op_args),
                      "use": use, "detail": f"{detail} (macro {d.name}())",
                      "parsed": True, "base_type": None})
     if depth < MAX_DEPTH:

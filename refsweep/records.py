@@ -20,6 +20,7 @@ class Use(enum.StrEnum):
     ZERO_RELEASE = "zero-release"
     ZERO_WAKE = "zero-wake"
     ZERO_TEST = "zero-test"
+    TESTED_VALUE = "tested-value"    # tested for zero, and used otherwise
     ZERO_RETURNED = "zero-returned"
     WAIT_ZERO = "wait-zero"
     LIMIT = "limit"
@@ -33,6 +34,7 @@ class Use(enum.StrEnum):
 
 # Uses that, were they this variable's, would keep it checked.
 CHECKED_USES = frozenset({Use.ZERO_RELEASE, Use.ZERO_WAKE, Use.ZERO_TEST,
+                          Use.TESTED_VALUE,
                           Use.ZERO_RETURNED, Use.WAIT_ZERO, Use.LIMIT,
                           Use.EQUALITY, Use.VALUE})
 
@@ -67,7 +69,9 @@ class Evidence:
 
     ``base`` is the operation with its ordering suffix removed and
     ``effect`` what this call does to the counter (atomic_api.effect_of);
-    ``guard`` marks inc_not_zero-style lookups.  ``ambiguous``: the
+    ``guard`` marks inc_not_zero-style lookups; ``constant``: the amount
+    or new value is a constant the code spells out, or the operation has
+    none (inc, dec, read).  ``ambiguous``: the
     target might be another variable of that name; ``weak``: most likely
     another's (see "Attribution"); ``via``: the helper call it came
     through.
@@ -81,6 +85,7 @@ class Evidence:
     base: str
     effect: Effect
     guard: bool = False
+    constant: bool = False
     ambiguous: bool = False
     weak: bool = False
     via: Optional[str] = None
@@ -104,7 +109,7 @@ def evidence_from_op(op: dict[str, Any], path: str) -> Evidence:
                     function=op["function"], use=Use(op["use"]),
                     detail=op["detail"], parsed=op["parsed"],
                     base=op["base"], effect=Effect(op["effect"]),
-                    guard=op["guard"])
+                    guard=op["guard"], constant=op["constant"])
 
 
 @dataclass

@@ -7,9 +7,9 @@ from typing import Optional
 import pytest
 
 import conftest  # noqa: F401  (puts the checkout on sys.path)
-from refsweep import atomic_api, evidence, lexical
+from refsweep import atomic_api, classify, evidence, lexical
 from refsweep.atomic_api import Effect
-from refsweep.records import Use
+from refsweep.records import CHECKED, Evidence, Use, Verdict
 
 
 @pytest.mark.parametrize("name,base,counter_last,effect", [
@@ -89,6 +89,27 @@ def test_effect_of_call(call: str, effect: Effect) -> None:
 def test_signed_amount(call: str, signed: bool) -> None:
     op, args = _op_and_args(call)
     assert atomic_api.signed_amount(op, args) is signed
+
+
+@pytest.mark.parametrize("call,constant", [
+    ("atomic_inc(&v)", True),               # no amount: one
+    ("atomic_dec_and_test(&v)", True),
+    ("atomic_read(&v)", True),
+    ("atomic_add(4, &v)", True),
+    ("atomic_add(FX_STEP, &v)", True),      # an upper-case macro
+    ("atomic_add(0x10UL, &v)", True),
+    ("atomic_add(n, &v)", False),           # its sign is not in sight
+    ("atomic_add(sizeof(x), &v)", False),
+    ("atomic_set(&v, 1)", True),
+    ("atomic_set(&v, n - 1)", False),
+    ("atomic_cmpxchg(&v, old, 1)", True),   # the new value counts
+    ("atomic_cmpxchg(&v, 0, old + 1)", False),
+    ("atomic_try_cmpxchg(&v, &old, old - 1)", False),
+    ("atomic_xchg(&v, 0)", True),
+])
+def test_constant_operand(call: str, constant: bool) -> None:
+    op, args = _op_and_args(call)
+    assert atomic_api.constant_operand(op, args) is constant
 
 
 def test_split_args_and_counter() -> None:
@@ -183,8 +204,25 @@ def test_flow_of_a_global_reads_the_whole_file() -> None:
            "\tlast = atomic_read(&b->c);\n\tpr_info(\"%d\", last);\n}\n\n"
            "int g(void)\n{\n\treturn last ? -EBUSY : 0;\n}\n")
     found = flow(src, "last", 5)
-    assert found is not None and found[0] is Use.ZERO_TEST
+    assert found is not None and found[0] is Use.TESTED_VALUE
     assert "global" in found[1]
+
+
+_KEPT = ("unsigned long f(struct b *b, unsigned long t)\n{\n"
+         "\tint n = atomic_read(&b->c);\n\n\tif (!n)\n\t\treturn 0;\n"
+         "\tUSE\n\treturn t;\n}\n")
+
+
+@pytest.mark.parametrize("use_line,use", [
+    ('pr_info("%d", n);', Use.ZERO_TEST),      # tested, otherwise printed
+    ("t <<= n - 1;", Use.TESTED_VALUE),         # computed with
+    ("g(n);", Use.TESTED_VALUE),                # passed on
+    ("return !n;", Use.TESTED_VALUE),           # leaves the function
+])
+def test_flow_zero_test_of_a_local_and_its_other_uses(use_line: str,
+                                                      use: Use) -> None:
+    found = flow(_KEPT.replace("USE", use_line), "n", 3)
+    assert found is not None and found[0] is use
 
 
 def test_flow_compares_a_copy() -> None:
@@ -319,3 +357,111 @@ def test_base_type_of_a_global_defined_with_its_struct() -> None:
     facts = lexical.scan_text(code)
     assert evidence._base_type("&fx_root.refcnt", 8, text, facts) == \
         "struct fx_root"
+
+
+def _raised(op: str, use: Use, effect: Effect, constant: bool = True,
+            function: str = "fx_probe", **kw: bool) -> Evidence:
+    return Evidence(op=op, at="a.c:1", function=function, use=use,
+                    detail="", parsed=True, base=op.split("_", 1)[1],
+                    effect=effect, constant=constant, **kw)
+
+
+_INC = _raised("atomic_inc", Use.MOD, Effect.INCREASE)
+_TESTED = _raised("atomic_read", Use.ZERO_TEST, Effect.READ,
+                  function="fx_poll")
+
+
+@pytest.mark.parametrize("name,lifecycle", [
+    ("atmel_shutdown", True),
+    ("cvm_oct_rx_initialize", True),
+    ("__fx_exit", True),
+    ("fx_probe", True),
+    ("fx_init_request", False),     # per request: the last word counts
+    ("fx_stop", False),             # stop, start, open, release may run
+    ("fx_release", False),          # per request or per file
+    ("fx_isr", False),
+    (None, False),                  # outside any function
+])
+def test_is_lifecycle_function(name: Optional[str], lifecycle: bool) -> None:
+    assert classify.is_lifecycle_function(name) is lifecycle
+
+
+def test_lifecycle_flag_is_a_state() -> None:
+    d = classify.decide([_INC, _TESTED])
+    assert (d.verdict, d.rule) == (Verdict.STATE, "lifecycle-flag")
+
+
+def test_lifecycle_flag_needs_every_increase_in_a_lifecycle_path() -> None:
+    per_event = _raised("atomic_inc", Use.MOD, Effect.INCREASE,
+                        function="fx_irq_handler")
+    d = classify.decide([_INC, per_event, _TESTED])
+    assert (d.verdict, d.rule) == (Verdict.USAGE, "zero-test")
+
+
+@pytest.mark.parametrize("other", [
+    _raised("atomic_dec", Use.MOD, Effect.DECREASE),
+    _raised("atomic_add", Use.MOD, Effect.INCREASE, constant=False),
+    _raised("atomic_set", Use.MOD, Effect.SET, constant=False),
+    _raised("atomic_or", Use.MOD, Effect.BITS),
+    _raised("atomic_inc", Use.MOD, Effect.INCREASE, ambiguous=True),
+    _raised("atomic_read", Use.VALUE, Effect.READ),
+    _raised("atomic_read", Use.ZERO_RETURNED, Effect.READ),
+    _raised("atomic_read", Use.TESTED_VALUE, Effect.READ),
+    _raised("atomic_add_unless", Use.ZERO_TEST, Effect.INCREASE),
+    _raised("atomic_inc_and_test", Use.ZERO_TEST, Effect.INCREASE),
+])
+def test_lifecycle_flag_needs_every_op_in_sight(other: Evidence) -> None:
+    d = classify.decide([_INC, _TESTED, other])
+    assert d.verdict in CHECKED and d.rule != "lifecycle-flag"
+
+
+def test_lifecycle_flag_blocked_by_a_weak_decrease() -> None:
+    weak_dec = _raised("atomic_dec", Use.MOD, Effect.DECREASE, weak=True)
+    d = classify.decide([_INC, _TESTED, weak_dec])
+    assert (d.verdict, d.rule) == (Verdict.USAGE, "zero-test")
+
+
+def test_lifecycle_flag_blocked_by_a_weak_per_event_increase() -> None:
+    weak_inc = _raised("atomic_inc", Use.MOD, Effect.INCREASE,
+                       function="fx_isr", weak=True)
+    d = classify.decide([_INC, _TESTED, weak_inc])
+    assert (d.verdict, d.rule) == (Verdict.USAGE, "zero-test")
+
+
+def test_lifecycle_flag_keeps_weak_zero_tests() -> None:
+    weak_test = _raised("atomic_read", Use.ZERO_TEST, Effect.READ, weak=True)
+    d = classify.decide([_INC, _TESTED, weak_test])
+    assert (d.verdict, d.rule) == (Verdict.STATE, "lifecycle-flag")
+
+
+_CLAIM = _raised("atomic_cmpxchg", Use.ZERO_TEST, Effect.EXCHANGE,
+                 function="fx_open")
+_UNCLAIM = _raised("atomic_dec", Use.MOD, Effect.DECREASE,
+                   function="fx_release")
+
+
+def test_exchange_flag_is_a_state() -> None:
+    d = classify.decide([_CLAIM, _UNCLAIM])
+    assert (d.verdict, d.rule) == (Verdict.STATE, "exchange-flag")
+
+
+@pytest.mark.parametrize("other", [
+    _raised("atomic_inc", Use.MOD, Effect.INCREASE),    # counted up too
+    _raised("atomic_cmpxchg", Use.ZERO_TEST, Effect.EXCHANGE,
+            constant=False),                            # to a computed value
+    _raised("atomic_set", Use.MOD, Effect.SET, constant=False),
+    _raised("atomic_sub", Use.MOD, Effect.DECREASE, constant=False),
+    _raised("atomic_dec", Use.MOD, Effect.DECREASE, ambiguous=True),
+    _raised("atomic_read", Use.LIMIT, Effect.READ),
+    _raised("atomic_read", Use.VALUE, Effect.READ),
+    _raised("atomic_dec_and_test", Use.ZERO_TEST, Effect.DECREASE),
+])
+def test_exchange_flag_needs_every_op_bounded(other: Evidence) -> None:
+    d = classify.decide([_CLAIM, _UNCLAIM, other])
+    assert d.verdict in CHECKED and d.rule != "exchange-flag"
+
+
+def test_exchange_flag_blocked_by_a_weak_increase() -> None:
+    weak_inc = _raised("atomic_inc", Use.MOD, Effect.INCREASE, weak=True)
+    d = classify.decide([_CLAIM, _UNCLAIM, weak_inc])
+    assert d.verdict in CHECKED and d.rule != "exchange-flag"
