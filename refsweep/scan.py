@@ -423,6 +423,7 @@ def merge_records(objs: Iterable[tuple[str, dict[str, Any]]], what: str
                                 f"{obj.get('tree')} at {obj.get('head')}, "
                                 f"not {header.get('tree')} at "
                                 f"{header.get('head')}")
+            _check_evidence_code(where.rpartition(':')[0], obj)
             header = header or obj
         elif "path" in obj:
             by_path[obj["path"]] = obj
@@ -431,6 +432,17 @@ def merge_records(objs: Iterable[tuple[str, dict[str, Any]]], what: str
     if not header:
         raise ScanError(f"no scan header found in {what}")
     return header, [by_path[k] for k in sorted(by_path)]
+
+
+def _check_evidence_code(where: str, header: dict[str, Any]) -> None:
+    """A scan's evidence is read by the code that wrote it: records of
+    other code may lack fields or judge uses otherwise.  Raises ScanError
+    naming WHERE when HEADER says another refsweep wrote it."""
+    written_by = header.get("evidence_sha256")
+    if written_by is not None and written_by != _sha(_CODE_TEXT):
+        raise ScanError(f"{where}: scan written by other refsweep code "
+                        f"(evidence_sha256 {written_by[:12]}, this code "
+                        f"{_sha(_CODE_TEXT)[:12]}): scan the tree again")
 
 
 def _same_tree(a: dict[str, Any], b: dict[str, Any]) -> bool:

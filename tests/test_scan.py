@@ -97,6 +97,24 @@ def test_corrupt_scan_input_names_file_and_line(tmp_path: Path) -> None:
         scan.read_scan([bad])
 
 
+def test_scan_of_other_evidence_code_is_refused(tmp_path: Path) -> None:
+    """Evidence records are read only by the code that wrote them: an
+    older scan may lack fields or judge uses otherwise."""
+    tree = make_tree(tmp_path / "tree", {"a.c": "static atomic_t n;\n"})
+    out = tmp_path / "scan.jsonl"
+    with open(out, "w") as f:
+        scan.scan(tree, ["a.c"], 1, f)
+    header, files = scan.read_scan([out])
+    assert header["evidence_sha256"] and len(files) == 1
+    old = tmp_path / "old.jsonl"
+    lines = out.read_text().splitlines(keepends=True)
+    lines[0] = json.dumps(dict(header, evidence_sha256="0" * 64)) + "\n"
+    old.write_text("".join(lines))
+    with pytest.raises(scan.ScanError,
+                       match=r"old.jsonl: scan written by other refsweep"):
+        scan.read_scan([old])
+
+
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(TOP / "bin" / "refsweep"), *args],
                           capture_output=True, text=True, check=False)
