@@ -6,6 +6,7 @@ Rules are tried in order; the first that matches decides.  Checked rules
 positive evidence; everything else is unknown and stays checked.
 """
 
+import dataclasses
 import hashlib
 import json
 from pathlib import Path
@@ -314,13 +315,13 @@ DECISIVE_USES: dict[str, tuple[Use, ...]] = {
     "zero-returned": (Use.ZERO_RETURNED,),
     "zero-wake": (Use.ZERO_WAKE,),
     "wait-zero": (Use.WAIT_ZERO,),
-    "zero-test": (Use.ZERO_TEST, Use.TESTED_VALUE),
+    "zero-test": (Use.ZERO_TEST, Use.TESTED_VALUE, Use.PRINT_GUARD),
     "limit": (Use.LIMIT, Use.EQUALITY),
     "gauge-value": (Use.VALUE,),
     "unjudged-use": (Use.VALUE,),
     "escapes": (Use.ESCAPE,),
     "id": (Use.ID, Use.EQUALITY),
-    "print-only": (Use.PRINT,),
+    "print-only": (Use.PRINT, Use.PRINT_GUARD),
     "print-unmodified": (Use.PRINT,),
     "write-only": (Use.MOD,),
     "unread-up-down": (Use.MOD,),
@@ -333,6 +334,21 @@ DECISIVE_USES: dict[str, tuple[Use, ...]] = {
 }
 
 
+def _judge_print_guards(evidence: list[Evidence]) -> list[Evidence]:
+    """A zero test that only chooses what to print ("if (value) p +=
+    sprintf(p, ...)") prints, for a counter that is never lowered (a
+    histogram bucket shown when non-zero).  For one that is also counted
+    down, or as weak evidence, it stays a zero test: it may be a leak
+    check of a count of holders ("if (atomic_read(&pending))
+    pr_warn(...)" at tear-down)."""
+    if not any(e.use is Use.PRINT_GUARD for e in evidence):
+        return evidence
+    lowered = _decreases(evidence)
+    return [dataclasses.replace(
+        e, use=Use.ZERO_TEST if lowered or e.weak else Use.PRINT)
+        if e.use is Use.PRINT_GUARD else e for e in evidence]
+
+
 def decide(evidence: list[Evidence]) -> Decision:
     """The verdict for one variable's evidence.
 
@@ -343,6 +359,7 @@ def decide(evidence: list[Evidence]) -> Decision:
     that every operation is in sight, decide only when they would still
     decide with the weak evidence taken as this variable's.
     """
+    evidence = _judge_print_guards(evidence)
     strong = [e for e in evidence if not e.weak]
     weak = [e for e in evidence if e.weak]
     rules = RULES

@@ -344,14 +344,31 @@ def _condition_use(op: atomic_api.AtomicOp, cmp: _Compare, ctx: Record,
         # "if (atomic_read(&x))": true when non-zero.
         branch = _zero_branch(text, ctx, False, functions)
         use = _branch_use(branch) if op.decreases else Use.ZERO_TEST
+        if use is Use.ZERO_TEST and op.is_read and \
+                _if_guards_only_printing(text, ctx):
+            return Use.PRINT_GUARD, "value tested for non-zero only to print"
         return use, "value tested for non-zero"
     if cmp.against_zero:
         branch = _zero_branch(text, ctx, cmp.zero_when_true, functions)
         use = _branch_use(branch)
         if use != Use.ZERO_TEST and not (op.decreases or op.is_read):
             use = Use.ZERO_TEST
+        if use is Use.ZERO_TEST and op.is_read and \
+                _if_guards_only_printing(text, ctx):
+            return Use.PRINT_GUARD, "compared with zero only to print"
         return use, f"compared with zero: zero branch {_summary(branch)}"
     return _compare_use(op, cmp)
+
+
+def _if_guards_only_printing(text: Text, ctx: Record) -> bool:
+    """Is CTX the condition of an if statement that controls nothing
+    but printing ("if (atomic_read(&x)) seq_printf(m, ...);")?"""
+    at = text.offset(int(ctx["span"][1]), int(ctx["span"][2]))
+    lo = max(0, at - 40)
+    head = re.search(r"\bif\s*(\()\s*$", text.code[lo:at])
+    if not head:
+        return False
+    return _guards_only_printing(text, lo + head.start(1))
 
 
 def _strip_casts(expr: str) -> str:
@@ -387,6 +404,11 @@ def _tests_of(pattern: str, code: str, op: atomic_api.AtomicOp,
             if text is None or _used_beyond_tests(pattern, code, text, base):
                 return Use.TESTED_VALUE, \
                     f"kept in {label}, tested for zero and used otherwise"
+            head = re.search(r"\bif\s*(\()\s*!?\s*$", before)
+            if head and re.match(r"\s*\)", after) and _guards_only_printing(
+                    text, base + m.start() - len(before) + head.start(1)):
+                return Use.PRINT_GUARD, \
+                    f"kept in {label}, tested for zero only to print"
             return Use.ZERO_TEST, f"kept in {label}, tested for zero"
     return None
 
@@ -486,6 +508,76 @@ def _matching(code: str, open_at: int, open_ch: str, close_ch: str) -> int:
             if depth == 0:
                 return k
     return -1
+
+
+# One statement that only prints: "seq_printf(m, ...);", and the
+# length-keeping forms "p += sprintf(p, ...);", "len = scnprintf(...);".
+_PRINT_STATEMENT = re.compile(r"\s*(?:\w+\s*\+?=\s*)?(\w+)\s*\(")
+
+
+def _statement_end(code: str, at: int) -> int:
+    """The offset of the ';' that ends the statement starting at AT, or
+    of the '}' that closes a block starting there; -1 when neither."""
+    k = at
+    while k < len(code) and code[k] in " \t\n":
+        k += 1
+    if k < len(code) and code[k] == "{":
+        return _matching(code, k, "{", "}")
+    depth = 0
+    for k in range(at, len(code)):
+        c = code[k]
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        elif c in "{}":
+            return -1
+        elif c == ";" and depth == 0:
+            return k
+    return -1
+
+
+def _prints_only(text: Text, start: int, end: int) -> bool:
+    """Is the code of TEXT between START and END (one statement or a
+    block) nothing but calls that print?"""
+    segment = text.code[start:end + 1]
+    body = segment.strip()
+    inner = start + len(segment) - len(segment.lstrip())
+    if body.startswith("{"):
+        body, inner = body[1:-1], inner + 1
+    k, found = 0, False
+    while body[k:].strip():
+        m = _PRINT_STATEMENT.match(body, k)
+        if not m:
+            return False
+        open_at = m.end() - 1
+        close = lexical.matching_paren(body, open_at)
+        if close < 0 or not re.match(r"\s*;", body[close + 1:]) or \
+                not _is_print_call(text, m.group(1), inner + open_at):
+            return False
+        k = body.index(";", close) + 1
+        found = True
+    return found
+
+
+def _guards_only_printing(text: Text, cond_open: int) -> bool:
+    """Does the if statement whose condition opens at COND_OPEN (the
+    '(' after "if") control nothing but printing, in both branches?"""
+    code = text.code
+    close = lexical.matching_paren(code, cond_open)
+    if close < 0:
+        return False
+    end = _statement_end(code, close + 1)
+    if end < 0 or not _prints_only(text, close + 1, end):
+        return False
+    m = re.match(r"\s*else\b", code[end + 1:end + 80])
+    if not m:
+        return True
+    start = end + 1 + m.end()
+    if re.match(r"\s*if\b", code[start:start + 20]):
+        return False
+    else_end = _statement_end(code, start)
+    return else_end > 0 and _prints_only(text, start, else_end)
 
 
 def _is_local(name: str, text: Text, f: lexical.FuncSpan, line: int) -> bool:

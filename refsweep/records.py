@@ -20,6 +20,7 @@ class Use(enum.StrEnum):
     ZERO_RELEASE = "zero-release"
     ZERO_WAKE = "zero-wake"
     ZERO_TEST = "zero-test"
+    PRINT_GUARD = "print-guard"      # tested for zero only to print
     TESTED_VALUE = "tested-value"    # tested for zero, and used otherwise
     ZERO_RETURNED = "zero-returned"
     WAIT_ZERO = "wait-zero"
@@ -34,6 +35,7 @@ class Use(enum.StrEnum):
 
 # Uses that, were they this variable's, would keep it checked.
 CHECKED_USES = frozenset({Use.ZERO_RELEASE, Use.ZERO_WAKE, Use.ZERO_TEST,
+                          Use.PRINT_GUARD,
                           Use.TESTED_VALUE,
                           Use.ZERO_RETURNED, Use.WAIT_ZERO, Use.LIMIT,
                           Use.EQUALITY, Use.VALUE})

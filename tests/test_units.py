@@ -225,6 +225,25 @@ def test_flow_zero_test_of_a_local_and_its_other_uses(use_line: str,
     assert found is not None and found[0] is use
 
 
+@pytest.mark.parametrize("statement,only", [
+    ('if (v)\n\tp += sprintf(p, "%d", v);\n', True),
+    ('if (v) {\n\tseq_printf(m, "%d", v);\n\tpr_info("x %d", v);\n}\n',
+     True),
+    ('if (!v)\n\tpr_info("none\\n");\nelse\n\tpr_info("%d", v);\n', True),
+    ('if (v) {\n\tpr_err("%d", v);\n\treturn -EIO;\n}\n', False),
+    ('if (v)\n\tkick(d);\n', False),                # not a printer
+    ('if (!v)\n\tpr_debug("idle\\n");\nelse\n\twork(d);\n', False),
+    ('if (!v)\n\tpr_debug("a\\n");\nelse if (w)\n\tpr_debug("b\\n");\n',
+     False),
+    ('if (v) {\n}\n', False),                         # controls nothing
+])
+def test_guards_only_printing(statement: str, only: bool) -> None:
+    code = "void f(int v)\n{\n" + statement + "}\n"
+    text = evidence.Text(code)
+    cond_open = code.index("(", code.index("if"))
+    assert evidence._guards_only_printing(text, cond_open) is only
+
+
 def test_flow_compares_a_copy() -> None:
     src = ("void f(struct b *b)\n{\n\tint c = atomic_read(&b->c);\n\n"
            "\tif (c > FX_LIMIT)\n\t\treturn;\n}\n")
@@ -459,6 +478,31 @@ def test_exchange_flag_is_a_state() -> None:
 def test_exchange_flag_needs_every_op_bounded(other: Evidence) -> None:
     d = classify.decide([_CLAIM, _UNCLAIM, other])
     assert d.verdict in CHECKED and d.rule != "exchange-flag"
+
+
+_GUARD = _raised("atomic_read", Use.PRINT_GUARD, Effect.READ,
+                 function="fx_show")
+
+
+def test_print_guard_of_a_counter_never_lowered_prints() -> None:
+    d = classify.decide([_raised("atomic_inc", Use.MOD, Effect.INCREASE,
+                                 function="fx_rx"), _GUARD])
+    assert (d.verdict, d.rule) == (Verdict.STATISTIC, "print-only")
+
+
+def test_print_guard_of_a_counter_lowered_is_a_zero_test() -> None:
+    d = classify.decide([_raised("atomic_inc", Use.MOD, Effect.INCREASE),
+                         _raised("atomic_dec", Use.MOD, Effect.DECREASE),
+                         _GUARD])
+    assert (d.verdict, d.rule) == (Verdict.USAGE, "zero-test")
+
+
+def test_weak_print_guard_is_a_zero_test() -> None:
+    weak = _raised("atomic_read", Use.PRINT_GUARD, Effect.READ, weak=True)
+    d = classify.decide([_raised("atomic_inc", Use.MOD, Effect.INCREASE),
+                         _raised("atomic_read", Use.PRINT, Effect.READ),
+                         weak])
+    assert d.verdict in CHECKED
 
 
 def test_exchange_flag_blocked_by_a_weak_increase() -> None:
