@@ -334,16 +334,26 @@ DECISIVE_USES: dict[str, tuple[Use, ...]] = {
 }
 
 
+def _may_lower(ev: list[Evidence]) -> bool:
+    """Counted down; moved by an amount or to a value the code computes
+    ("atomic_add(delta, v)", "atomic_set(v, n)"), whose sign is not in
+    sight; or its address handed to code not in sight, which may count
+    it down."""
+    return _decreases(ev) or any(
+        e.use is Use.ESCAPE or (not e.constant and e.effect in (
+            Effect.INCREASE, Effect.SET, Effect.EXCHANGE)) for e in ev)
+
+
 def _judge_print_guards(evidence: list[Evidence]) -> list[Evidence]:
     """A zero test that only chooses what to print ("if (value) p +=
     sprintf(p, ...)") prints, for a counter that is never lowered (a
-    histogram bucket shown when non-zero).  For one that is also counted
-    down, or as weak evidence, it stays a zero test: it may be a leak
-    check of a count of holders ("if (atomic_read(&pending))
+    histogram bucket shown when non-zero).  For one that may be counted
+    down (_may_lower), or as weak evidence, it stays a zero test: it may
+    be a leak check of a count of holders ("if (atomic_read(&pending))
     pr_warn(...)" at tear-down)."""
     if not any(e.use is Use.PRINT_GUARD for e in evidence):
         return evidence
-    lowered = _decreases(evidence)
+    lowered = _may_lower(evidence)
     return [dataclasses.replace(
         e, use=Use.ZERO_TEST if lowered or e.weak else Use.PRINT)
         if e.use is Use.PRINT_GUARD else e for e in evidence]
