@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Optional, TextIO
+from typing import Any, Callable, Iterable, Iterator, Optional, TextIO
 
 from refsweep import (VERSION, atomic_api, evidence, lexical, macros,
                       pointers, spatch, tree_grep, workdir)
@@ -307,10 +307,14 @@ def _scan_batch(reduced: Path, batch: list[tuple[str, bytes]], timeout: int,
 def scan(tree: Path, files: list[str], jobs: int, out: TextIO,
          timeout: int = spatch.DEFAULT_TIMEOUT,
          shard_name: str = "1/1",
-         keep: Optional[list[dict[str, Any]]] = None) -> dict[str, int]:
+         keep: Optional[list[dict[str, Any]]] = None,
+         before_spatch: Optional[Callable[[int], None]] = None
+         ) -> dict[str, int]:
     """Scan FILES of TREE, writing one JSON line per file to OUT, and
     each line's object to KEEP if given (merge_records() reads it as
-    read_scan() reads OUT, without decoding it again).
+    read_scan() reads OUT, without decoding it again).  BEFORE_SPATCH,
+    if given, is called with the number of files neither cache holds,
+    before any thread is started.
 
     spatch reads a copy of each file whose atomic-free function bodies are
     blanked (lexical.reduce_for_spatch), which halves its parse time.
@@ -362,6 +366,8 @@ def scan(tree: Path, files: list[str], jobs: int, out: TextIO,
             progress.step(1)
         else:
             todo.append((path, content))
+    if before_spatch is not None:
+        before_spatch(len(todo))
     reduced = workdir.sub("tmp") / f"reduced.{os.getpid()}"
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         # Each worker reduces its batch, runs spatch and analyses the

@@ -71,6 +71,23 @@ def test_cache_rescans_only_changed_files(tmp_path: Path) -> None:
     assert third["scanned"] == 1 and third["cached"] == 3
 
 
+def test_before_spatch_is_told_what_spatch_gets(tmp_path: Path) -> None:
+    """The count a prefetch is started on (cli.run_scan): the files
+    neither cache holds, known before spatch runs."""
+    files = {f"f{i}.c": GOOD.replace("sc_", f"b{i}_") for i in range(3)}
+    tree = make_tree(tmp_path / "t", files)
+    told: list[int] = []
+
+    def scan_telling() -> None:
+        scan.scan(tree, scan.candidate_files(tree), 2, io.StringIO(),
+                  before_spatch=told.append)
+    scan_telling()
+    scan_telling()
+    (tree / "f1.c").write_text(GOOD.replace("sc_", "b1_") + "\n/* x */\n")
+    scan_telling()
+    assert told == [3, 0, 1]
+
+
 def test_shards_cover_the_tree_and_merge(tmp_path: Path) -> None:
     files = {f"d{i}/f.c": GOOD.replace("sc_", f"s{i}_") for i in range(7)}
     tree = make_tree(tmp_path / "t", files)
