@@ -92,13 +92,18 @@ def _tests_by_itself(e: Evidence) -> bool:
     return sem is not None and sem.zero_test
 
 
+def _spelled_out(e: Evidence) -> bool:
+    """E moves the counter by, or sets it to, a constant, or has no
+    amount at all (inc, dec, read): its direction is in sight."""
+    return e.effect is Effect.READ or e.constant
+
+
 def _raises_only(e: Evidence) -> bool:
     """E leaves the counter where it was or raises it by, or sets it to,
     a constant, and it is used in a way the rules judge."""
     return not e.ambiguous and not e.guard and \
         not _tests_by_itself(e) and e.use in _RAISED_ONLY_USES and \
-        e.effect not in (Effect.DECREASE, Effect.BITS) and \
-        (e.effect is Effect.READ or e.constant)
+        e.effect not in (Effect.DECREASE, Effect.BITS) and _spelled_out(e)
 
 
 # The last word of the names of functions that run once per lifecycle of
@@ -164,8 +169,7 @@ def _bounded_by_exchange(e: Evidence) -> bool:
     return not e.ambiguous and not e.guard and \
         not _tests_by_itself(e) and e.use in _EXCHANGE_FLAG_USES and \
         e.effect in (Effect.READ, Effect.DECREASE, Effect.SET,
-                     Effect.EXCHANGE) and \
-        (e.effect is Effect.READ or e.constant)
+                     Effect.EXCHANGE) and _spelled_out(e)
 
 
 def _exchange_flag(ev: list[Evidence]) -> Optional[Decision]:
@@ -340,15 +344,15 @@ def _may_lower(ev: list[Evidence]) -> bool:
     sight; or its address handed to code not in sight, which may count
     it down."""
     return _decreases(ev) or any(
-        e.use is Use.ESCAPE or (not e.constant and e.effect in (
-            Effect.INCREASE, Effect.SET, Effect.EXCHANGE)) for e in ev)
+        e.use is Use.ESCAPE or
+        (e.effect is not Effect.BITS and not _spelled_out(e)) for e in ev)
 
 
 def _judge_print_guards(evidence: list[Evidence]) -> list[Evidence]:
     """A zero test that only chooses what to print ("if (value) p +=
-    sprintf(p, ...)") prints, for a counter that is never lowered (a
-    histogram bucket shown when non-zero).  For one that may be counted
-    down (_may_lower), or as weak evidence, it stays a zero test: it may
+    sprintf(p, ...)") prints, for a counter that nothing may count down
+    (a histogram bucket shown when non-zero).  For one that may be
+    (_may_lower), or as weak evidence, it stays a zero test: it may
     be a leak check of a count of holders ("if (atomic_read(&pending))
     pr_warn(...)" at tear-down)."""
     if not any(e.use is Use.PRINT_GUARD for e in evidence):

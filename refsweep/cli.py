@@ -80,7 +80,7 @@ def run_scan(tree_dir: Path, out_path: Optional[Path], jobs: int,
     tmp = _partial(out_path)
     with open(tmp, "w", encoding="utf-8") as out:
         stats = scan.scan(tree_dir, files, jobs, out, timeout, name, keep,
-                          prefetch)
+                          before_spatch=prefetch)
     tmp.replace(out_path)
     return stats
 
