@@ -20,10 +20,15 @@ from typing import Iterable, Optional
 
 TIMESTAMP = re.compile(r"^\[\s*\d+\.\d+\] ")
 ATOMIC_REPORT = re.compile(
-    r"hardened_atomic: (?P<bits>\d+)-bit atomic (?P<kind>\w+) of \S+ at "
+    r"hardened_atomic: (?P<bits>\d+)-bit atomic "
+    r"(?P<kind>overflow|underflow|use of a saturated counter) of \S+ at "
     r"(?P<site>\S+) \(comm (?P<comm>.*) pid (?P<pid>\d+)\)")
 REFCOUNT_WARN = re.compile(r"refcount_t: (?P<kind>[^;]+);")
-WARNING = re.compile(r"^WARNING: CPU: \d+ PID: \d+ at (?P<where>.*)")
+# "WARNING: CPU: 1 PID: 9 at FILE:LINE FUNC+OFF/LEN" up to Linux 6.x;
+# "WARNING: FILE:LINE at FUNC+OFF/LEN, CPU#1: COMM/PID" (or without the
+# FILE:LINE) since 7.0.
+WARNING = re.compile(r"^WARNING: (?:CPU: \d+ PID: \d+ at (?P<old>.*)|"
+                     r"(?:(?P<file>\S+:\d+) )?at (?P<func>\S+), CPU#\d+: )")
 OOPS = re.compile(r"^(Oops|BUG: |general protection fault|kernel BUG at|"
                   r"Kernel panic|Unable to handle kernel)")
 HUNG_TASK = re.compile(
@@ -199,9 +204,13 @@ def parse(lines: Iterable[str]) -> Run:
             continue
         m = WARNING.match(line)
         if m:
-            # the WARN of a refcount_t report is the report itself
-            if "refcount_warn_saturate" not in line:
-                run.warnings.append(Event("warning", m.group("where"), where))
+            at = m.group("old") or " ".join(
+                p for p in (m.group("file"), m.group("func")) if p)
+            # the WARN of a refcount_t or hardened_atomic report is the
+            # report itself (the latter names the report's call site)
+            if "refcount_warn_saturate" not in line and not (
+                    pending is not None and m.group("func") == pending.site):
+                run.warnings.append(Event("warning", at, where))
             continue
         if OOPS.match(line):
             run.oopses.append(Event("oops", line.strip(), where))

@@ -278,3 +278,31 @@ def test_every_churn_series_has_a_counter_list_entry() -> None:
         converted = re.findall(r"^  (\S+): \w+ \((?:human|machine)", text,
                                re.M)
         assert sorted(converted) == sorted(keys), series
+
+
+def test_linux_7_warning_format_and_a_saturated_counter_report() -> None:
+    # Since Linux 7.0 the WARNING line puts the location first; a
+    # hardened_atomic report's WARN names the report's call site and is
+    # the report itself, any other WARN is a warning.
+    run = parse("""\
+workload-start
+workload-phase: udp start round=1
+[ 5.0] ------------[ cut here ]------------
+[ 5.0] hardened_atomic: 32-bit atomic use of a saturated counter of 00000000beef at sk_drops_add+0x1a/0x40 (comm wl pid 77), counter saturated
+[ 5.0] WARNING: at sk_drops_add+0x1a/0x40, CPU#1: wl/77
+[ 5.0] Call Trace:
+[ 5.0]  <TASK>
+[ 5.0]  dump_stack_lvl+0x5d/0x80
+[ 5.0]  __warn+0x80/0x100
+[ 5.0]  hardened_atomic_fixup+0x44/0x60
+[ 5.0]  sk_drops_add+0x1a/0x40
+[ 5.0]  udp_queue_rcv_one_skb+0x100/0x300
+[ 5.0]  </TASK>
+[ 6.0] WARNING: net/core/sock.c:10 at sk_free+0x1/0x2, CPU#0: wl/77
+[ 7.0] WARNING: at kmem_cache_free+0x3/0x9, CPU#0: wl/77
+workload-phase: udp end round=1 rc=0 secs=5
+""")
+    assert [(r.kind, r.function) for r in run.reports] == [
+        ("32-bit atomic use of a saturated counter", "sk_drops_add")]
+    assert [w.text for w in run.warnings] == [
+        "net/core/sock.c:10 sk_free+0x1/0x2", "kmem_cache_free+0x3/0x9"]
