@@ -63,14 +63,24 @@ def decision(rec: Record) -> Decision:
     return Decision(str(rec["verdict"]), "machine", str(rec.get("rule", "")))
 
 
+def _human_checked(rec: Record) -> bool:
+    """A human decided that REC stays checked (refcount, usage), also
+    when the code changed since (a stale decision): the classifier's
+    wrap-by-design flag does not overrule a human."""
+    return rec.get("decision") in ("refcount", "usage")
+
+
 def wraps_by_design(rec: Record) -> bool:
-    """Flagged by the classifier, or decided by a human, as wrapping."""
-    return bool(rec.get("wrap_by_design")) or decision(rec).final == "wraps"
+    """Flagged by the classifier (unless a human decided it stays
+    checked), or decided by a human, as wrapping."""
+    return decision(rec).final == "wraps" or (
+        bool(rec.get("wrap_by_design")) and not _human_checked(rec))
 
 
 def may_wrap(rec: Record) -> bool:
     """True when REC may become atomic_unchecked_t (the wrap-safe set)."""
-    return decision(rec).final in WRAP_SAFE or bool(rec.get("wrap_by_design"))
+    return decision(rec).final in WRAP_SAFE or (
+        bool(rec.get("wrap_by_design")) and not _human_checked(rec))
 
 
 def decisive_evidence(rec: Record) -> Optional[str]:

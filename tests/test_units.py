@@ -516,3 +516,21 @@ def test_exchange_flag_blocked_by_a_weak_increase() -> None:
     weak_inc = _raised("atomic_inc", Use.MOD, Effect.INCREASE, weak=True)
     d = classify.decide([_CLAIM, _UNCLAIM, weak_inc])
     assert d.verdict in CHECKED and d.rule != "exchange-flag"
+
+
+def test_a_human_checked_decision_overrules_the_flag() -> None:
+    """A counter the classifier flags wrap-by-design converts, unless a
+    human decided it stays checked (then it neither converts nor counts
+    as converted in the forecast)."""
+    from refsweep import verdicts
+    rec = {"key": "k", "verdict": "usage", "rule": "limit",
+           "wrap_by_design": True}
+    assert verdicts.may_wrap(rec) and verdicts.wraps_by_design(rec)
+    human = {**rec, "final": "usage", "source": "human",
+             "decision": "usage", "reason": "bounded"}
+    assert not verdicts.may_wrap(human)
+    assert not verdicts.wraps_by_design(human)
+    stale = {**human, "source": "stale"}
+    assert not verdicts.may_wrap(stale)
+    wraps = {**rec, "final": "wraps", "source": "human", "decision": "wraps"}
+    assert verdicts.may_wrap(wraps) and verdicts.wraps_by_design(wraps)
