@@ -341,6 +341,13 @@ def _condition_use(op: atomic_api.AtomicOp, cmp: _Compare, ctx: Record,
         if op.is_exchange and \
                 _constant_args(args[1:]):
             return Use.STATE_TEST, "exchange of constants tested"
+        computed = _computed_and_compared(text.span(ctx["span"]),
+                                          _call_text(text, ctx["op"])
+                                          if "op" in ctx else "")
+        if computed:
+            # "if (atomic_read(&done) - wakeups < batch)": a sum or a
+            # difference compared with a bound, not a truth value.
+            return Use.LIMIT, f"computed with and compared {computed}"
         # "if (atomic_read(&x))": true when non-zero.
         branch = _zero_branch(text, ctx, False, functions)
         use = _branch_use(branch) if op.decreases else Use.ZERO_TEST
@@ -358,6 +365,24 @@ def _condition_use(op: atomic_api.AtomicOp, cmp: _Compare, ctx: Record,
             return Use.PRINT_GUARD, "compared with zero only to print"
         return use, f"compared with zero: zero branch {_summary(branch)}"
     return _compare_use(op, cmp)
+
+
+_RELATIONAL = re.compile(r"(<=|>=|<(?![<=])|>(?![>=]))")
+
+
+def _computed_and_compared(expr: str, op_text: str) -> Optional[str]:
+    """The relational operator of EXPR when the operation OP_TEXT in it
+    is a term of a sum or difference ("atomic_read(&c) - w < batch",
+    "n + atomic_read(&c) >= max"), else None."""
+    at = expr.find(op_text) if op_text else -1
+    if at < 0:
+        return None
+    before, after = expr[:at], expr[at + len(op_text):]
+    if not (re.match(r"\s*[-+](?![-+>=])", after) or
+            re.search(r"(?<![-+])[-+]\s*\(*\s*$", before)):
+        return None
+    m = _RELATIONAL.search(expr.replace("->", ".."))
+    return m.group(1) if m else None
 
 
 def _if_guards_only_printing(text: Text, ctx: Record) -> bool:

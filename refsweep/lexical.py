@@ -22,6 +22,11 @@ _TOKEN = re.compile(r"[A-Za-z_]\w*|\d[\w.]*|->|<<=|>>=|[-+*/%&|^!=<>]=|"
                     r"<<|>>|&&|\|\||\+\+|--|\S")
 # Annotations after a function's parameter list: "f(x) __releases(x) {".
 _ANNOTATION = re.compile(r"^(__\w+|_[A-Z]\w*|[A-Z][A-Z0-9_]*)$")
+# A file-scope macro that declares a struct named by its first argument
+# ("context_lock_struct(NAME) { ... };" expands to "struct NAME { ... };"):
+# a function definition always has a return type before its name, such a
+# macro nothing.
+_STRUCT_MACRO = re.compile(r"^\w*_struct$")
 _OP_CALL = re.compile(r"\b((?:raw_|arch_)?atomic(?:64|_long)?_[a-z0-9_]+)\s*\(")
 _QUALIFIERS = {
     "static", "extern", "const", "volatile", "register", "__read_mostly",
@@ -320,6 +325,12 @@ def _brace_kind(words: list[str], nested: bool, stack: list[tuple[
         return "init", None, None
     if "=" in words:
         return "init", None, None
+    if not in_function and len(words) >= 4 and \
+            _STRUCT_MACRO.match(words[0]) and words[1] == "(" and \
+            words[-1] == ")" and re.match(r"[A-Za-z_]\w*$", words[2]):
+        # "context_lock_struct(rw_semaphore) {": Linux 7.2 declares its
+        # lock types through a macro that expands to "struct NAME".
+        return "struct", "struct " + words[2], None
     if not in_function and words and words[-1] == ")":
         name = _function_name(words)
         if name:

@@ -30,10 +30,10 @@ the checked set.  The signs (Documentation/classification.rst,
 
 import re
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
-from refsweep import atomic_api, lexical
-from refsweep.atomic_api import Effect
+from refsweep import atomic_api, lexical, wrap_flow
+from refsweep.atomic_api import AtomicOp, Effect
 from refsweep.records import Evidence, Use, Variable
 from refsweep.sources import Sources, call_args
 
@@ -334,6 +334,163 @@ def _random_fill(finder: Finder, path: str, spans: list[tuple[str, int,
     return out
 
 
+def _all_ones(value: Optional[int]) -> bool:
+    """-1, ~0, or its unsigned image in 32 or 64 bits."""
+    return value in (-1, 2**32 - 1, 2**64 - 1)
+
+
+# Operations whose result is the counter's value (new, old or current),
+# where the value flow starts.
+_VALUE_EFFECTS = (Effect.READ, Effect.INCREASE)
+
+
+def _value_op(op: AtomicOp) -> bool:
+    """OP's result is the counter's value, and not the old value of an
+    exchange (compared with the expected one, it says whether the
+    exchange happened)."""
+    return op.returns_value and not op.is_zero_test and \
+        op.effect in _VALUE_EFFECTS and "xchg" not in op.base
+
+
+class _Start(NamedTuple):
+    """Where one operation's value starts: the evidence, its decoded
+    operation and the site of the call."""
+    ev: Evidence
+    op: AtomicOp
+    site: wrap_flow.Site
+
+
+def _free_running(finder: Finder, var: Variable, exact: list[Evidence]
+                  ) -> bool:
+    """Counted up only: at least one exact increase, no decrease and no
+    bit operation in its own or ambiguous evidence, no exact escape (code
+    out of sight could count it down), and no increase by an amount that
+    is a difference ("atomic_add(new - old, &v)", sign unknown).  The
+    value-flow signs are read only for such a counter: a masked or
+    compared value of a count that also goes down is a packed field or a
+    level."""
+    own = [e for e in var.evidence if not e.weak]
+    if not any(e.effect is Effect.INCREASE for e in exact) or \
+            any(e.effect in (Effect.DECREASE, Effect.BITS) for e in own) or \
+            any(e.use is Use.ESCAPE and not e.ambiguous for e in own) or \
+            any(e.effect in (Effect.SET, Effect.EXCHANGE) and
+                not _constant_write(finder, e) for e in own):
+        # A set or exchange to a computed value may lower it (a decay,
+        # "cmpxchg(v, old, old > n ? old - n : 0)").
+        return False
+    for e in exact:
+        if e.effect is not Effect.INCREASE:
+            continue
+        op = atomic_api.decode(e.op)
+        path, _s, lno = e.at.rpartition(":")
+        found = finder.op_call(path, int(lno), e.op)
+        if op is None or found is not None and \
+                atomic_api.signed_amount(op, found[2]):
+            return False
+    return True
+
+
+def _constant_write(finder: Finder, e: Evidence) -> bool:
+    """E sets or exchanges the counter to a constant: one the code spells
+    out, or an expression of constants ("~0U", "-1", "1 << 4")."""
+    if e.constant:
+        return True
+    op = atomic_api.decode(e.op)
+    path, _s, lno = e.at.rpartition(":")
+    found = finder.op_call(path, int(lno), e.op) if op else None
+    if op is None or found is None:
+        return False
+    sem = op.semantics
+    args = found[2]
+    if sem.operand is None or sem.operand >= len(args):
+        return False
+    return evaluate(args[sem.operand], finder.constants(path)) is not None
+
+
+def _start_of(finder: Finder, flow: wrap_flow.Flow, e: Evidence
+              ) -> Optional[_Start]:
+    op = atomic_api.decode(e.op)
+    if op is None:
+        return None
+    path, _s, lno = e.at.rpartition(":")
+    found = finder.op_call(path, int(lno), e.op)
+    if found is None:
+        return None
+    op = atomic_api.refine(op, found[2])
+    if not _value_op(op):
+        return None
+    site = flow.site(path, found[0], found[1] + 1, "")
+    return _Start(e, op, site) if site is not None else None
+
+
+def _via(s: wrap_flow.Site) -> str:
+    return f" ({s.via})" if s.via else ""
+
+
+def flow_signs(finder: Finder, flow: wrap_flow.Flow,
+               starts: list[_Start], evidence: list[Evidence]) -> list[str]:
+    """Signs in where the values of STARTS go (wrap_flow): reduced,
+    truncated, a difference compared with a bound, an ordering macro, an
+    equality with a stored copy of the value.  Signs at the operation
+    itself that signs_of_op reads already are left out.
+
+    The equality sign marks a generation number, whose values are only
+    ever compared for (in)equality: one whose values are also ordered
+    ("cap->gen < atomic_read(&s->gen)", a limit) relies on never
+    wrapping, and gets none.  EVIDENCE is the variable's own."""
+    out: list[str] = []
+    stores_m: set[str] = set()
+    stores_l: dict[tuple[str, Optional[str], str], set[int]] = {}
+    equalities: list[tuple[_Start, wrap_flow.Use]] = []
+    ordered = any(e.use is Use.LIMIT for e in evidence if not e.weak)
+    for st in starts:
+        for s in flow.sites(st.site):
+            code = finder.sources.code(s.path)
+            first = not s.via
+            for u in flow.uses(s):
+                where = f"{st.op.base} at {st.ev.at}"
+                if u.kind == "store":
+                    if u.detail.startswith("->"):
+                        stores_m.add(u.detail)
+                    else:
+                        stores_l.setdefault((s.path, s.func, u.detail),
+                                            set()).add(s.start)
+                elif u.kind == "equality":
+                    equalities.append((st, u))
+                elif u.kind == "relational":
+                    ordered = True
+                elif u.kind in ("reduced", "truncated") and first and \
+                        st.op.base in _RETURNS_NEW and \
+                        not u.detail.startswith(("masked by", "kept in")):
+                    continue            # signs_of_op has it
+                elif u.kind == "reduced":
+                    out.append(f"{where}: value {u.detail} at {u.at}"
+                               f"{_via(s)}")
+                elif u.kind == "truncated":
+                    out.append(f"{where}: value truncated, {u.detail}, at "
+                               f"{u.at}{_via(s)}")
+                elif u.kind == "difference":
+                    out.append(f"{where}: {u.detail} at {u.at}{_via(s)}")
+            if not first and finder._ordered(code, s.start, s.end - 1):
+                out.append(f"{st.op.base} at {st.ev.at}: value in a "
+                           f"wrap-aware ordering comparison at "
+                           f"{s.path}:{s.line}{_via(s)}")
+    if ordered:
+        return out
+    for st, u in equalities:
+        other = u.detail
+        member = wrap_flow.member_of(other)
+        s = u.site
+        local = (s.path, s.func, other)
+        if member and member in stores_m or wrap_flow.is_plain(other) and \
+                local in stores_l and flow.only_assigned_at(
+                    s, other, stores_l[local]):
+            out.append(f"{st.op.base} at {st.ev.at}: value compared for "
+                       f"equality with a stored copy ({other}) at "
+                       f"{u.at}{_via(s)}")
+    return out
+
+
 def find(variables: dict[str, Variable], files: list[Record], sources: Sources,
          tree: Optional[Path], index: Any) -> int:
     """Set wrap_evidence on VARIABLES; returns how many are flagged."""
@@ -341,6 +498,9 @@ def find(variables: dict[str, Variable], files: list[Record], sources: Sources,
     spans = {f["path"]: [(n, int(s), int(e))
                          for n, s, e in f.get("functions", [])]
              for f in files}
+    flow = wrap_flow.Flow(sources, dict(spans),
+                          {f["path"]: list(f.get("includes", []))
+                           for f in files})
     exact: dict[str, list[Evidence]] = {}
     names: set[str] = set()
     for key, var in variables.items():
@@ -355,12 +515,27 @@ def find(variables: dict[str, Variable], files: list[Record], sources: Sources,
                     r"\b[A-Z][A-Z0-9_]{2,}\b", sources.lines(
                         path, int(lno), int(lno))) if n not in local)
     finder.learn_defines(names)
+    # The counters that only count up, and where their values start;
+    # the getters among the functions their values reach are looked up
+    # with one grep for all.
+    starts: dict[str, list[_Start]] = {}
+    for key, var in variables.items():
+        if not _free_running(finder, var, exact[key]):
+            continue
+        starts[key] = [s for s in (_start_of(finder, flow, e)
+                                   for e in exact[key]) if s is not None]
+    flow.learn_wanted([st.site for found in starts.values()
+                       for st in found])
     for key, var in variables.items():
         signs: list[str] = []
         monotonic = not any(e.effect is Effect.DECREASE
                             for e in var.evidence if not e.weak)
         for e in exact[key]:
             signs.extend(finder.signs_of_op(e, spans, monotonic))
+        if key in starts:
+            signs.extend(flow_signs(finder, flow, starts[key],
+                                    var.evidence))
+            signs.extend(_all_ones_start(finder, exact[key], starts[key]))
         for at in var.decls:
             path, _s, lno = at.rpartition(":")
             signs.extend(finder.comment_signs(path, int(lno),
@@ -382,3 +557,30 @@ def find(variables: dict[str, Variable], files: list[Record], sources: Sources,
                     variables[key].wrap_evidence.append(sign)
                     variables[key].wrap_by_design = True
     return sum(1 for v in variables.values() if v.wrap_evidence)
+
+
+def _all_ones_start(finder: Finder, exact: list[Evidence],
+                    starts: list[_Start]) -> list[str]:
+    """A counter that only counts up, is set to ~0 (-1, UINT_MAX) and
+    hands out its new values ("atomic_set(&log->cur, ~0U)", then
+    "atomic_inc_return(&log->cur)"): the first value taken is 0, an
+    unsigned sequence that runs on past INT_MAX."""
+    if not any(st.op.base in _RETURNS_NEW for st in starts):
+        return []
+    out = []
+    for e in exact:
+        if e.base not in ("set", "set_release", "xchg"):
+            continue
+        path, _s, lno = e.at.rpartition(":")
+        found = finder.op_call(path, int(lno), e.op)
+        op = atomic_api.decode(e.op)
+        if found is None or op is None:
+            continue
+        counter = atomic_api.counter_arg(op, found[2])
+        operands = [a for a in found[2] if a is not counter]
+        if operands and _all_ones(evaluate(operands[0],
+                                           finder.constants(path))):
+            out.append(f"{e.base} to {operands[0].strip()} (all ones) at "
+                       f"{e.at}, then counted up and its new values "
+                       f"taken: an unsigned sequence from 0")
+    return out
