@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
-from refsweep import churn, classify, report, resolve, scan, setup, spatch
+from refsweep import churn, classify, forecast, forecast_cli, report
+from refsweep import resolve, scan, setup, spatch
 from refsweep import summary, tree, triage_cli, triage_db, workdir
 from refsweep.sources import Sources
 
@@ -312,6 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     triage_cli.add_parser(sub)
     report.add_parser(sub, _tree_arg)
+    forecast_cli.add_parser(sub)
 
     s = sub.add_parser("run", help="the main job on the default tree")
     # The newest tree: the one patches are written against, and the core
@@ -339,7 +341,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         return code
     except (tree.TreeError, scan.ScanError, spatch.SpatchError,
             resolve.ResolveError, triage_db.TriageError,
-            report.ReportError) as e:
+            report.ReportError, forecast.ForecastError) as e:
         print(f"refsweep: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -73,6 +73,7 @@ def describe(conn: Any, entry: Entry, src: Source, radius: int,
     for c in triage_db.open_conflicts(conn, entry.key):
         w(f"  conflict    {c['verdict']} by {c['reviewer']} at "
           f"{c['decided_at']} from {c['source']}: {c['reason']}\n")
+    describe_runtime(conn, entry, out)
     if entry.source == "stale" and d is not None and rec is not None:
         old = triage_db.summary_of(conn, d.fingerprint)
         new = triage_db.summary_of(conn, rec["fingerprint"])
@@ -100,6 +101,30 @@ def describe(conn: Any, entry: Entry, src: Source, radius: int,
           f"{' [' + ', '.join(flags) + ']' if flags else ''}\n")
         for line in src.context(str(e.get("at", "")), radius):
             w(line + "\n")
+
+
+def describe_runtime(conn: Any, entry: Entry, out: TextIO) -> None:
+    """The runtime evidence of ENTRY (refsweep forecast --triage), newest
+    run first, and whether a decision has answered it."""
+    rows = triage_db.runtime(conn, entry.key)
+    if not rows:
+        return
+    from refsweep.forecast import human_rate, human_time
+    w = out.write
+    for r in rows:
+        down = f", {r.decreases} down" if r.decreases else ", never down"
+        w(f"  runtime     {r.site} at {r.location or '?'} ({r.match}): "
+          f"{r.changes} ops{down}, |value| {r.magnitude}, "
+          f"{human_rate(r.rate)}/s, {r.bits}-bit overflow at "
+          f"{human_time(r.overflow_s)} of uptime "
+          f"(forecast {r.run_id}, {r.recorded_at})\n")
+    first = min(r.recorded_at for r in rows)
+    if triage_db.runtime_answered(entry.decision, first):
+        w("  runtime     answered by the decision above\n")
+    else:
+        w(f"  runtime     not answered: no decision since {first}; "
+          "decide to convert (statistic, id, state, wraps) or explain "
+          "why it stays checked (refcount, usage)\n")
 
 
 # -- selection ------------------------------------------------------------
@@ -168,6 +193,9 @@ def cmd_list(conn: Any, args: argparse.Namespace) -> int:
     if args.conflicts:
         keys = {r["key"] for r in triage_db.open_conflicts(conn)}
         chosen = [e for e in chosen if e.key in keys]
+    if args.runtime:
+        seen = triage_db.runtime_first_seen(conn)
+        chosen = [e for e in chosen if e.key in seen]
     for e in chosen:
         machine = e.record["verdict"] if e.record else "-"
         decl = e.record.get("decl", "") if e.record else "-"
@@ -223,7 +251,8 @@ def cmd_history(conn: Any, args: argparse.Namespace) -> int:
 def cmd_next(conn: Any, args: argparse.Namespace) -> int:
     scan, items = _entries(conn, args)
     conflicted = {r["key"] for r in triage_db.open_conflicts(conn)}
-    todo = triage_next.queue(select(items, args), conflicted)
+    todo = triage_next.queue(select(items, args), conflicted,
+                             triage_db.runtime_open(conn))
     reviewer = _reviewer(args)
     src = Source(Path(scan.tree_path))
 
@@ -324,6 +353,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--undecided", action="store_true")
     p.add_argument("--conflicts", action="store_true",
                    help="only keys with open import conflicts")
+    p.add_argument("--runtime", action="store_true",
+                   help="only keys with runtime evidence (refsweep "
+                        "forecast)")
     p = cmd("show", cmd_show, "one variable: evidence in context")
     p.add_argument("key")
     p.add_argument("--context", type=int, default=2, help="lines around")

@@ -505,3 +505,82 @@ def counts(items: list[Entry]) -> dict[str, int]:
     for e in items:
         out[e.source] += 1
     return out
+
+
+# -- runtime evidence (schema 0002) -------------------------------------
+
+@dataclass(frozen=True)
+class Runtime:
+    """One counter at one call site in one recorded forecast."""
+    key: str
+    site: str
+    location: str
+    match: str
+    bits: int
+    magnitude: int
+    changes: int
+    decreases: int
+    rate: float
+    overflow_s: Optional[float]
+    run_id: int
+    log: str
+    recorded_at: str
+    seconds: Optional[float]
+
+
+def record_runtime(conn: sqlite3.Connection, log: str, vmlinux: str,
+                   tree_name: str, seconds: Optional[float],
+                   uptime_s: float, rows: Iterable[dict[str, Any]]) -> int:
+    """Record one forecast's counters (ROWS: key, site, location, match,
+    bits, magnitude, changes, decreases, rate, overflow_s); the run id."""
+    with transaction(conn):
+        cur = conn.execute(
+            "INSERT INTO runtime_runs (log, vmlinux, tree_name, seconds, "
+            "uptime_s, recorded_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (log, vmlinux, tree_name, seconds, uptime_s, now()))
+        run_id = int(cur.lastrowid or 0)
+        conn.executemany(
+            "INSERT OR REPLACE INTO runtime (run_id, key, site, location, "
+            "match, bits, magnitude, changes, decreases, rate, overflow_s) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(run_id, r["key"], r["site"], r.get("location") or "",
+              r.get("match") or "exact", int(r["bits"]), int(r["magnitude"]),
+              int(r["changes"]), int(r["decreases"]), float(r["rate"]),
+              r.get("overflow_s")) for r in rows])
+    return run_id
+
+
+def runtime(conn: sqlite3.Connection, key: Optional[str] = None
+            ) -> list[Runtime]:
+    """Runtime evidence (of KEY), newest run first."""
+    sql = ("SELECT r.*, u.log, u.recorded_at, u.seconds FROM runtime r "
+           "JOIN runtime_runs u ON u.id = r.run_id")
+    args: tuple[str, ...] = ()
+    if key is not None:
+        sql += " WHERE r.key = ?"
+        args = (key,)
+    rows = conn.execute(sql + " ORDER BY r.run_id DESC, r.key, r.site", args)
+    return [Runtime(r["key"], r["site"], r["location"], r["match"],
+                    r["bits"], r["magnitude"], r["changes"], r["decreases"],
+                    r["rate"], r["overflow_s"], r["run_id"], r["log"],
+                    r["recorded_at"], r["seconds"]) for r in rows]
+
+
+def runtime_first_seen(conn: sqlite3.Connection) -> dict[str, str]:
+    """Key -> when runtime evidence of it was first recorded."""
+    return {r[0]: r[1] for r in conn.execute(
+        "SELECT r.key, min(u.recorded_at) FROM runtime r JOIN runtime_runs "
+        "u ON u.id = r.run_id GROUP BY r.key")}
+
+
+def runtime_answered(decision: Optional[Decision], first_seen: str) -> bool:
+    """Has a human decided on the counter since its runtime evidence was
+    first recorded?  (Before that, the decision did not see it.)"""
+    return decision is not None and decision.decided_at >= first_seen
+
+
+def runtime_open(conn: sqlite3.Connection) -> set[str]:
+    """Keys with runtime evidence that no decision has answered yet."""
+    decisions = current_decisions(conn)
+    return {k for k, seen in runtime_first_seen(conn).items()
+            if not runtime_answered(decisions.get(k), seen)}

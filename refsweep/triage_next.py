@@ -11,7 +11,7 @@ import os
 import sys
 from typing import Callable, Optional, TextIO
 
-from refsweep.triage_db import Entry
+from refsweep.triage_db import WRAP_SAFE, Entry
 
 # One key per human verdict; n skips, q quits.
 KEYS = {"r": "refcount", "u": "usage", "s": "statistic", "i": "id",
@@ -20,17 +20,26 @@ PROMPT = ("[r]efcount [u]sage [s]tatistic [i]d s[t]ate [w]raps "
           "[n]ext [q]uit? ")
 
 
-def queue(items: list[Entry], conflicted: set[str]) -> list[Entry]:
-    """What needs a human: stale decisions, open conflicts, undecided.
+def queue(items: list[Entry], conflicted: set[str],
+          runtime_open: Optional[set[str]] = None) -> list[Entry]:
+    """What needs a human: counters a forecast saw grow that stay checked
+    and no decision has answered since (RUNTIME_OPEN), then stale
+    decisions, open conflicts, undecided.
 
     Gone decisions need no answer (there is no code to look at).
     """
-    stale = [e for e in items if e.source == "stale"]
+    runtime_open = runtime_open or set()
+    runtime = [e for e in items if e.key in runtime_open and
+               e.record is not None and e.final not in WRAP_SAFE and
+               not (e.source != "human" and e.record.get("wrap_by_design"))]
+    first = {e.key for e in runtime}
+    stale = [e for e in items if e.source == "stale" and e.key not in first]
     conflicts = [e for e in items if e.key in conflicted and
-                 e.source != "stale" and e.record is not None]
+                 e.source != "stale" and e.record is not None and
+                 e.key not in first]
     undecided = [e for e in items if e.source == "machine" and
-                 e.key not in conflicted]
-    return stale + conflicts + undecided
+                 e.key not in conflicted and e.key not in first]
+    return runtime + stale + conflicts + undecided
 
 
 def _read_key(inp: TextIO, out: TextIO) -> Optional[str]:
@@ -79,8 +88,8 @@ def run(todo: list[Entry], show: Callable[[Entry, TextIO], None],
     """Ask about every entry of TODO; the number of decisions recorded."""
     done = 0
     if not todo:
-        out.write("nothing to triage: no stale, conflicting or undecided "
-                  "variable\n")
+        out.write("nothing to triage: no runtime evidence unanswered, no "
+                  "stale, conflicting or undecided variable\n")
         return 0
     for n, entry in enumerate(todo, 1):
         if limit and done >= limit:
