@@ -53,14 +53,28 @@ def load_report(path: Path) -> Record:
     return data
 
 
+def load_forecast(path: Path) -> Record:
+    try:
+        data: Record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as e:
+        raise ReportError(f"{path}: not a refsweep forecast --json "
+                          f"file: {e}") from e
+    if data.get("schema") != 1 or "counters" not in data:
+        raise ReportError(f"{path}: not a refsweep forecast --json file")
+    return data
+
+
 def write(records: list[Record], tree: Optional[Path], out: Path,
           meta: Record, section_of: report_data.Sectioner,
           series_dir: Optional[Path] = None,
-          compare_with: Optional[Path] = None) -> Record:
+          compare_with: Optional[Path] = None,
+          forecast_path: Optional[Path] = None) -> Record:
     """Build the report and write every form of it below OUT."""
     series = load_series(series_dir) if series_dir else None
     old = load_report(compare_with) if compare_with else None
     report = report_data.build(records, tree, section_of, series, meta)
+    if forecast_path is not None:
+        report_data.add_forecast(report, load_forecast(forecast_path))
     changes = report_data.compare(old, report) if old else None
     (out / "text").mkdir(parents=True, exist_ok=True)
     (out / "report.json").write_text(json.dumps(report, indent=1) + "\n",
@@ -74,6 +88,9 @@ def write(records: list[Record], tree: Optional[Path], out: Path,
             report_text.subsystem_mail(sec, meta), encoding="utf-8")
     (out / "summary.txt").write_text(report_text.summary(report),
                                      encoding="utf-8")
+    if report.get("forecast") is not None:
+        (out / "forecast.txt").write_text(
+            report_text.forecast_text(report["forecast"]), encoding="utf-8")
     if changes is not None:
         (out / "changes.json").write_text(json.dumps(changes, indent=1) + "\n",
                                           encoding="utf-8")
@@ -122,7 +139,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     out = Path(args.out)
     data = write(records, args.tree, out, meta, sections_of(args.tree),
                  Path(args.series) if args.series else None,
-                 Path(args.compare) if args.compare else None)
+                 Path(args.compare) if args.compare else None,
+                 Path(args.forecast) if args.forecast else None)
     print((out / "summary.txt").read_text(encoding="utf-8"), end="")
     print(f"report: {len(data['subsystems'])} subsystems -> "
           f"{out / 'index.html'} ({time.monotonic() - start:.1f}s)")
@@ -142,4 +160,6 @@ def add_parser(sub: Any, tree_arg: Callable[[str], Path]) -> None:
     s.add_argument("--series", help="a 'refsweep series' output directory")
     s.add_argument("--compare", help="an older report.json: also write "
                    "what changed")
+    s.add_argument("--forecast", help="a 'refsweep forecast --json' file: "
+                   "show the runtime forecast and what it did not exercise")
     s.set_defaults(func=cmd_report)

@@ -226,3 +226,50 @@ def compare(old: Record, new: Record) -> Record:
         "verdict_changes": changed,
         "turned_stale": stale,
     }
+
+
+def add_forecast(report: Record, fc: Record) -> Record:
+    """Put a forecast (``refsweep forecast --json``) into REPORT: every
+    variable a site of the dump moved gets ``runtime`` (its sites, rate,
+    projected overflow and status), and REPORT["forecast"] lists the
+    counters by status, the sites no counter matched and the counters
+    flagged wrap-by-design that the workload did not move (not
+    exercised).  Returns REPORT."""
+    by_key = index_by_key(report)
+    sites = {s["site"]: s for s in fc.get("sites", [])}
+    counters = []
+    for c in fc.get("counters", []):
+        v = by_key.get(c["key"])
+        ss = [sites[s] for s in c.get("sites", []) if s in sites]
+        first: Record = min(
+            ss, key=lambda s: (s["overflow_uptime_s"] is None,
+                               s["overflow_uptime_s"] or 0.0), default={})
+        row = {"key": c["key"], "anchor": anchor(c["key"]),
+               "subsystem": v["subsystem"] if v else None,
+               "status": c["status"], "rate": c["rate"],
+               "decreased": c["decreased"],
+               "overflow_uptime_s": c["overflow_uptime_s"],
+               "final": c["final"], "reason": c.get("reason"),
+               "site": first.get("site"), "location": first.get("location")}
+        counters.append(row)
+        if v is not None:
+            v["runtime"] = {**row, "sites": ss}
+    order = {"FAIL": 0, "ok": 1, "explained": 2, "converted": 3}
+    counters.sort(key=lambda r: (order.get(r["status"], 4),
+                                 r["overflow_uptime_s"] is None,
+                                 r["overflow_uptime_s"] or 0.0, r["key"]))
+    not_exercised = []
+    for n in fc.get("not_exercised", []):
+        v = by_key.get(n["key"])
+        not_exercised.append({**n, "anchor": anchor(n["key"]),
+                              "subsystem": v["subsystem"] if v else None})
+    report["forecast"] = {
+        "floor": fc.get("floor"), "start_ns": fc.get("start_ns"),
+        "end_ns": fc.get("end_ns"), "horizon_s": fc.get("horizon_s"),
+        "counters": counters,
+        "failing": list(fc.get("failing", [])),
+        "unmapped": [sites[s] for s in fc.get("unmapped", []) if s in sites],
+        "unmapped_due": list(fc.get("unmapped_due", [])),
+        "not_exercised": not_exercised,
+    }
+    return report

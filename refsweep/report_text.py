@@ -6,8 +6,9 @@ do not fit are wrapped with a continuation indent rather than cut, so
 nothing a reviewer needs is lost.
 """
 
+import re
 import textwrap
-from typing import Any
+from typing import Any, Optional
 
 from refsweep.report_data import SOURCES, VERDICTS, WRAP_SAFE
 
@@ -15,10 +16,20 @@ Record = dict[str, Any]
 WIDTH = 72
 
 
+# "struct TAG.FIELD", "union TAG.FIELD": one key, kept on one line.
+_KEY_SPACE = re.compile(r"\b(struct|union|enum) (?=[A-Za-z_])")
+_NBSP = "\u00a0"
+
+
 def _wrap(text: str, indent: str = "", cont: str = "") -> list[str]:
-    return textwrap.wrap(text, WIDTH, initial_indent=indent,
-                         subsequent_indent=cont or indent,
-                         break_long_words=True, break_on_hyphens=False) or [indent.rstrip()]
+    """TEXT wrapped at WIDTH columns, at spaces only: an identifier, a
+    path or a key ("struct sock.sk_drops") is never broken across lines;
+    one longer than a line gets a line of its own and sticks out."""
+    lines = textwrap.wrap(_KEY_SPACE.sub(r"\1" + _NBSP, text), WIDTH,
+                          initial_indent=indent,
+                          subsequent_indent=cont or indent,
+                          break_long_words=False, break_on_hyphens=False)
+    return [line.replace(_NBSP, " ") for line in lines] or [indent.rstrip()]
 
 
 def _totals_lines(t: Record) -> list[str]:
@@ -47,6 +58,8 @@ def variable_text(v: Record) -> list[str]:
         out += _wrap(f"Reason: {v['reason']}", "  ", "    ")
     for w in v["wrap_evidence"]:
         out += _wrap(f"Wraps by design: {w}", "  ", "    ")
+    if v.get("runtime"):
+        out += _wrap(f"Runtime: {runtime_line(v['runtime'])}", "  ", "    ")
     for ex in v["excerpts"][1:]:
         tag = " [decisive]" if ex["decisive"] else ""
         flags = f" ({', '.join(ex['flags'])})" if ex.get("flags") else ""
@@ -100,6 +113,13 @@ def summary(report: Record) -> str:
                                         for s in SOURCES))
     out.append("  type:   " + ", ".join(f"{k} {c}" for k, c in
                                         t["by_type"].items()))
+    fc = report.get("forecast")
+    if fc is not None:
+        failing = sum(1 for c in fc["counters"] if c["status"] == "FAIL")
+        out.append(f"  forecast: {len(fc['counters'])} counters moved, "
+                   f"{failing} failing, {len(fc['unmapped'])} sites "
+                   f"unmapped, {len(fc['not_exercised'])} flagged not "
+                   "exercised (forecast.txt)")
     busiest = sorted(report["subsystems"],
                      key=lambda s: (-s["totals"]["unknown"], s["name"]))[:8]
     out.append("  most unknown:")
@@ -126,4 +146,53 @@ def changes_text(changes: Record) -> str:
                 text = f"{r['key']}: {r['was']} -> {r['final']} ({r['rule']})"
             out += _wrap(text, "  ", "    ")
             out += _wrap(r["decl"], "    ")
+    return "\n".join(out) + "\n"
+
+
+def _duration(seconds: Optional[float]) -> str:
+    from refsweep.forecast import human_time
+    return human_time(seconds)
+
+
+def runtime_line(r: Record) -> str:
+    """One counter of a forecast, in words."""
+    from refsweep.forecast import human_rate
+    down = "counted down too" if r["decreased"] else "never counted down"
+    return (f"{r['status']}: {human_rate(r['rate'])}/s at {r['site']} "
+            f"({r.get('location') or 'no source line'}), {down}, overflow "
+            f"at {_duration(r['overflow_uptime_s'])} of uptime")
+
+
+def forecast_text(fc: Record) -> str:
+    """The forecast part of a report: counters by status, sites no
+    counter matched, counters flagged wrap-by-design that the workload
+    did not move."""
+    out = _wrap("refsweep overflow forecast: counters a workload drove "
+                "towards 2^31 (2^63) and what answers for them")
+    failing = [c for c in fc["counters"] if c["status"] == "FAIL"]
+    out += [""] + _wrap(f"Projected to overflow within "
+                        f"{_duration(fc.get('horizon_s'))} of uptime, "
+                        f"neither converted nor explained ({len(failing)})")
+    for c in failing:
+        out += _wrap(f"{c['key']} ({c['final']})", "  ", "    ")
+        out += _wrap(runtime_line(c), "    ", "      ")
+    rest = [c for c in fc["counters"] if c["status"] != "FAIL"]
+    out += [""] + _wrap(f"Other counters the workload moved ({len(rest)})")
+    for c in rest:
+        out += _wrap(f"{c['key']} ({c['final']})", "  ", "    ")
+        out += _wrap(runtime_line(c) + (f"; reason: {c['reason']}"
+                                        if c.get("reason") else ""),
+                     "    ", "      ")
+    if fc.get("unmapped"):
+        out += [""] + _wrap(f"Call sites no scanned operation matches "
+                            f"({len(fc['unmapped'])})")
+        for s in fc["unmapped"]:
+            out += _wrap(f"{s['site']} ({s.get('location') or '?'}), "
+                         f"overflow at {_duration(s['overflow_uptime_s'])} "
+                         "of uptime", "  ", "    ")
+    out += [""] + _wrap(f"Not exercised: flagged wrap-by-design, not moved "
+                        f"by the workload ({len(fc['not_exercised'])})")
+    for n in fc["not_exercised"]:
+        out += _wrap(f"{n['key']} ({n['final']}), {n.get('decl')}", "  ",
+                     "    ")
     return "\n".join(out) + "\n"
