@@ -92,6 +92,39 @@ base_worktree() {
 	fi
 }
 
+# arch_qemu ARCH: the qemu-system binary suffix kunit.py runs for ARCH
+# (kunit's qemu_configs/ARCH.py).
+arch_qemu() {
+	case $1 in
+	arm64) echo aarch64 ;;
+	riscv) echo riscv64 ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# arch_cross ARCH: the Debian cross toolchain prefix for ARCH ("" for the
+# native one): gcc-aarch64-linux-gnu, gcc-riscv64-linux-gnu,
+# gcc-i686-linux-gnu.
+arch_cross() {
+	case $1 in
+	arm64) echo aarch64-linux-gnu- ;;
+	riscv) echo riscv64-linux-gnu- ;;
+	i386) echo i686-linux-gnu- ;;
+	um|x86_64) echo "" ;;
+	*) echo "core-patch: no cross compiler known for ARCH=$1" >&2
+	   return 2 ;;
+	esac
+}
+
+# arch_cc ARCH: CC for ARCH, through ccache when KCC has it.
+arch_cc() {
+	_cross=$(arch_cross "$1") || return 2
+	case $KCC in
+	ccache\ *) echo "ccache ${_cross}gcc" ;;
+	*) echo "${_cross}gcc" ;;
+	esac
+}
+
 # qemu_accel_args: qemu's accelerator options for QEMU_ACCEL.  qemu
 # emulates (multi-threaded TCG) unless QEMU_ACCEL=kvm: KVM is opt-in
 # because a /dev/kvm can be one that does not boot a stock kernel

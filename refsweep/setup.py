@@ -12,7 +12,11 @@ PACKAGES = (
     "python3-jinja2", "chromium", "chromium-driver", "python3-selenium",
     # core-patch workload: an x86-64 kernel under qemu, a static busybox
     # userland in its initramfs, ext4 disk images
-    "qemu-system-x86", "busybox-static", "e2fsprogs",
+    "qemu-system-x86", "busybox-static", "e2fsprogs", "ccache",
+    # core-patch beyond x86-64: cross compilers, and qemu for their KUnit
+    # runs (make core-cross)
+    "gcc-aarch64-linux-gnu", "gcc-riscv64-linux-gnu", "gcc-i686-linux-gnu",
+    "qemu-system-arm", "qemu-system-misc",
 )
 
 
