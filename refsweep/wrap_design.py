@@ -344,6 +344,14 @@ def _all_ones(value: Optional[int]) -> bool:
 _VALUE_EFFECTS = (Effect.READ, Effect.INCREASE)
 
 
+# The operations whose result may be the counter's value (_value_op
+# decides with the call's arguments).
+_VALUE_BASES = frozenset(
+    base for base, sem in atomic_api.OPS.items()
+    if sem.returns and not sem.zero_test and "xchg" not in base and
+    sem.effect in (Effect.READ, Effect.INCREASE))
+
+
 def _value_op(op: AtomicOp) -> bool:
     """OP's result is the counter's value, and not the old value of an
     exchange (compared with the expected one, it says whether the
@@ -379,8 +387,8 @@ def _free_running(finder: Finder, var: Variable, exact: list[Evidence]
         # "cmpxchg(v, old, old > n ? old - n : 0)").
         return False
     for e in exact:
-        if e.effect is not Effect.INCREASE:
-            continue
+        if e.effect is not Effect.INCREASE or e.constant:
+            continue            # no amount, or a constant one
         op = atomic_api.decode(e.op)
         path, _s, lno = e.at.rpartition(":")
         found = finder.op_call(path, int(lno), e.op)
@@ -520,7 +528,8 @@ def find(variables: dict[str, Variable], files: list[Record], sources: Sources,
     # with one grep for all.
     starts: dict[str, list[_Start]] = {}
     for key, var in variables.items():
-        if not _free_running(finder, var, exact[key]):
+        if not any(e.base in _VALUE_BASES for e in exact[key]) or \
+                not _free_running(finder, var, exact[key]):
             continue
         starts[key] = [s for s in (_start_of(finder, flow, e)
                                    for e in exact[key]) if s is not None]

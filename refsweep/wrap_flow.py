@@ -81,6 +81,7 @@ _ASSERTION = re.compile(r"\b(?:VM_)?(?:WARN|BUG)(?:_ON)?(?:_ONCE)?\s*\("
                         r"[^;{}]*$")
 _FUNC_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(([^)]*)\)"
                           r"[ \t]*((?:[^\n\\]|\\\n)*)", re.M)
+_MACRO_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _CONSTANT = re.compile(r"^(?:\d\w*|[A-Z][A-Z0-9_]*|sizeof\b.*|"
                        r"ARRAY_SIZE\s*\(.*)$")
 
@@ -139,6 +140,9 @@ class Flow:
         self.callers: dict[str, list[tuple[str, int]]] = {}
         # Getters met whose callers are not known yet.
         self.wanted: set[str] = set()
+        # The sites of a first site whose getters were all known.
+        self.done: dict[tuple[str, int], list[Site]] = {}
+        self.misses = 0
         self.macros: dict[str, dict[str, tuple[list[str], str]]] = {}
 
     # ---- text helpers -------------------------------------------------
@@ -210,6 +214,16 @@ class Flow:
         """FIRST and every site its value reaches.  The calls of a getter
         whose callers are not known yet are not followed; it is noted in
         WANTED (see learn_wanted)."""
+        key = (first.path, first.start)
+        if key in self.done:
+            return self.done[key]
+        misses = self.misses
+        out = self._sites(first)
+        if self.misses == misses:
+            self.done[key] = out    # complete: no getter left to learn
+        return out
+
+    def _sites(self, first: Site) -> list[Site]:
         out: list[Site] = []
         todo = [(first, 0, 0)]
         seen: set[tuple[str, int]] = set()
@@ -292,6 +306,7 @@ class Flow:
         if found is None:
             # Looked up with the others in one grep (learn_wanted).
             self.wanted.add(name)
+            self.misses += 1
             return []
         if len(found) > MAX_GETTER_CALLERS:
             return []
@@ -325,12 +340,15 @@ class Flow:
         """What the code does with the value at S."""
         code = self.sources.code(s.path)
         raw_before = code[max(s.body, s.start - 200):s.start]
-        before = _strip_before(raw_before)
+        # The operand before a value, its operator and casts fit in 120
+        # characters; the regexes anchored at the end scan all they get.
+        before = _strip_before(raw_before)[-120:]
         after = code[s.end:s.end + 160]
         at = f"{s.path}:{s.line}"
         out = []
         m = _REDUCED_AFTER.match(after)
-        if (m or _REDUCED_BEFORE.search(before)) and \
+        if (m or before.rstrip(" \t\n(").endswith("&") and
+                _REDUCED_BEFORE.search(before)) and \
                 not _ASSERTION.search(raw_before):
             # Not in "WARN_ON_ONCE(nr & (PAGE_SIZE - 1))": the low bits
             # of an amount are checked there, not a position taken.
@@ -352,7 +370,7 @@ class Flow:
             out.append(Use("difference", at, diff, s))
         m = _AFTER_CMP.match(after)
         other = m.group(2) if m else None
-        if other is None:
+        if other is None and before.rstrip(" \t\n(").endswith(("==", "!=")):
             b = _BEFORE_CMP.search(before)
             other = b.group(1) if b else None
         if other is not None and not constant(other):
@@ -400,7 +418,8 @@ class Flow:
         if m and not constant(m.group(1)):
             return f"value - {_unwrap(m.group(1))} compared with " \
                 f"'{m.group(2)}'"
-        b = _BEFORE_DIFF.search(before)
+        b = _BEFORE_DIFF.search(before) \
+            if before.rstrip(" \t\n(").endswith("-") else None
         if b and not constant(b.group(1)):
             rel = _AFTER_RELOP.match(after)
             head = before[:b.start()]
@@ -431,6 +450,8 @@ class Flow:
                     if not m:
                         return None
                     name = m.group(1)
+                    if not _MACRO_NAME.match(name):
+                        return None     # a function, by kernel style
                     close = lexical.matching_paren(
                         code, s.start - (len(raw_before) - k))
                     if close < 0 or code[s.end:close].strip(" \t\n)"):
