@@ -31,6 +31,7 @@ Documentation/forecast.rst documents the input, the arithmetic and the
 output.
 """
 
+import concurrent.futures
 import json
 import math
 import re
@@ -234,20 +235,26 @@ def lookup_address(site: str, adjust: bool) -> Optional[tuple[str, str,
 
 
 def run_faddr2line(faddr2line: Path, objfile: Path, args: list[str],
-                   batch: int = 200) -> dict[str, list[list[Frame]]]:
-    """faddr2line OBJFILE ARGS, in batches (each run reads the symbol
-    table once)."""
+                   jobs: int = 1) -> dict[str, list[list[Frame]]]:
+    """faddr2line OBJFILE ARGS: JOBS runs at once, each over its share
+    of ARGS (each run reads the symbol table once; on a vmlinux each
+    address then costs a pass over its symbols)."""
+    jobs = max(1, min(jobs, len(args)))
+    chunks = [args[i::jobs] for i in range(jobs)]
+
+    def one(chunk: list[str]) -> "subprocess.CompletedProcess[str]":
+        return subprocess.run([str(faddr2line), str(objfile), *chunk],
+                              capture_output=True, text=True, check=False,
+                              errors="replace")
     out: dict[str, list[list[Frame]]] = {}
-    for i in range(0, len(args), batch):
-        res = subprocess.run([str(faddr2line), str(objfile),
-                              *args[i:i + batch]],
-                             capture_output=True, text=True, check=False,
-                             errors="replace")
-        if res.returncode != 0 and not res.stdout:
-            msg = (res.stderr.strip().splitlines() or ["no message"])[-1]
-            raise ForecastError(f"{faddr2line} {objfile}: {msg}")
-        for k, v in parse_faddr2line(res.stdout).items():
-            out.setdefault(k, []).extend(v)
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        for res in pool.map(one, chunks):
+            if res.returncode != 0 and not res.stdout:
+                msg = (res.stderr.strip().splitlines() or
+                       ["no message"])[-1]
+                raise ForecastError(f"{faddr2line} {objfile}: {msg}")
+            for k, v in parse_faddr2line(res.stdout).items():
+                out.setdefault(k, []).extend(v)
     return out
 
 
@@ -425,7 +432,8 @@ class Forecast:
 
 
 def map_sites(end: Dump, index: OpIndex, vmlinux: Path, faddr2line: Path,
-              module_dir: Optional[Path], adjust: bool = True
+              module_dir: Optional[Path], adjust: bool = True,
+              jobs: int = 1
               ) -> dict[str, tuple[list[str], Optional[Frame], str]]:
     """Each site of END -> (keys, frame, match) by faddr2line, one run
     per object file."""
@@ -447,7 +455,7 @@ def map_sites(end: Dump, index: OpIndex, vmlinux: Path, faddr2line: Path,
         per_object.setdefault(obj, []).append((site, arg, norm))
     for obj, items in per_object.items():
         chains = run_faddr2line(faddr2line, obj,
-                                sorted({arg for _s, arg, _n in items}))
+                                sorted({arg for _s, arg, _n in items}), jobs)
         for site, _arg, norm in items:
             best: tuple[list[str], Optional[Frame], str] = ([], None,
                                                             "unmapped")

@@ -12,6 +12,7 @@ error.  See Documentation/forecast.rst.
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -80,7 +81,7 @@ def cmd_forecast(args: argparse.Namespace) -> int:
     mapping = forecast.map_sites(
         end, index, vmlinux, faddr2line,
         Path(args.module_dir) if args.module_dir else None,
-        adjust=not args.exact_address)
+        adjust=not args.exact_address, jobs=args.jobs)
     horizon = args.horizon_days * 86400.0
     fc = forecast.make(start, end, mapping, records, None, horizon)
     if conn is not None:
@@ -133,6 +134,8 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--exact-address", action="store_true",
                    help="the sites are not return addresses: look them up "
                         "as they are (default: the byte before, as %%pB)")
+    s.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1,
+                   help="faddr2line runs at once (default: the cores)")
     s.add_argument("--show-not-exercised", type=int, default=0, metavar="N",
                    help="list at most N counters not exercised (default "
                         "all)")
