@@ -24,6 +24,15 @@ def render(variables: dict[str, Variable], verdicts: dict[str, Decision],
     lines.append(f"  wrap-safe {safe} ({100 * safe / total:.1f}%), "
                  f"checked {total - safe - by_verdict[Verdict.UNKNOWN]}, "
                  f"unknown {by_verdict[Verdict.UNKNOWN]}")
+    flagged = Counter(verdicts[k].verdict for k, var in variables.items()
+                      if var.wrap_by_design)
+    if flagged:
+        # A flagged counter converts whatever its verdict: say how many
+        # of the checked and unknown ones that takes out of the checked
+        # set, so that none is left silent.
+        lines.append(f"  wrap-by-design {sum(flagged.values())}: " +
+                     ", ".join(f"{v} {flagged[v]}" for v in VERDICTS
+                               if flagged[v]))
     lines.append("  type          " + " ".join(f"{v[:6]:>7}" for v in VERDICTS))
     for t in sorted(by_type):
         lines.append(f"  {t:<13} " + " ".join(f"{by_type[t][v]:>7}"
