@@ -11,9 +11,17 @@
 /// verdicts and written to a JSON plan named by $REFSWEEP_PLAN:
 ///   {"members": [[struct|union, TAG, FIELD], ...],
 ///    "vars": {FILE: [[FUNCTION or "", NAME], ...]},
-///    "ops": {FILE: [[LINE, OP, COUNTER, NEWOP], ...]},
+///    "ops": {FILE: [[LINE, COLUMN, OP, COUNTER, NEWOP, FORM], ...]},
 ///    "params": [[FUNCTION, PARAM], ...],
-///    "inits": [FIELD, ...], "init_names": {"ATOMIC_INIT": NEW, ...}}
+///    "inits": [FIELD, ...], "init_sites": [[FILE, LINE, FIELD], ...],
+///    "init_names": {"ATOMIC_INIT": NEW, ...}}
+/// FORM "" renames the operation; the others rewrite the expression its
+/// result is in, as refsweep found it written (refsweep/refcount_contract.py):
+/// "zero" a test for zero ("x == 0", "0 == x", "!x") into the new
+/// operation, "nonzero" a test for non-zero ("x != 0", "0 != x", a bare
+/// condition) into its negation, "first" the call into the new operation
+/// of its first argument alone (atomic_add_unless(v, 1, 0) ->
+/// refcount_inc_not_zero(v)).
 /// A match is applied only when it is in the plan, so this file never
 /// decides what may wrap.  Every applied change is
 /// printed as "RSDONE <json>" so that refsweep can verify that each
@@ -41,10 +49,15 @@ with open(os.environ["REFSWEEP_PLAN"], encoding="utf-8") as _f:
     PLAN = json.load(_f)
 MEMBERS = {(k, t, x) for k, t, x in PLAN["members"]}
 VARS = {(f, fn, x) for f, rows in PLAN["vars"].items() for fn, x in rows}
-OPS = {(f, int(l), op, c): new for f, rows in PLAN["ops"].items()
-       for l, op, c, new in rows}
+SITES = {(f, int(l), int(col)): form for f, rows in PLAN["ops"].items()
+         for l, col, op, c, new, form in rows}
+# The new name of each operation (one per target; atomic_add_unless's
+# two refcount_t forms are spelled out in the rule).
+NEW = {op: new for rows in PLAN["ops"].values()
+       for l, col, op, c, new, form in rows if form != "first"}
 PARAMS = {(f, v) for f, v in PLAN["params"]}
 INITS = set(PLAN["inits"])
+INIT_SITES = {(f, int(l), x) for f, l, x in PLAN.get("init_sites", [])}
 INIT_NAMES = PLAN["init_names"]
 MEMBER_NAMES = {(t, x) for _k, t, x in MEMBERS}
 
@@ -60,6 +73,17 @@ def rs_done(kind, name, line=0):
     print("RSDONE " + json.dumps(rec, separators=(",", ":")), flush=True)
 
 
+def rs_site(p, form):
+    """A planned operation site of FORM starts at position P."""
+    return SITES.get((rs_file(), int(p[0].line), int(p[0].column))) == form
+
+
+def rs_init(x, p):
+    """A designated initializer of a converted member, at P."""
+    return str(x) in INITS or \
+        (rs_file(), int(p[0].line), str(x)) in INIT_SITES
+
+
 def rs_member(tag, x):
     """A planned member; struct and union tags are not told apart."""
     return (str(tag), str(x)) in MEMBER_NAMES
@@ -69,61 +93,115 @@ def rs_param(fn, v):
     return (str(fn), str(v)) in PARAMS
 
 
-def rs_args(es):
-    """Top-level arguments of an expression list, blanks removed."""
-    out, depth, cur = [], 0, []
-    for ch in str(es):
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append("".join(cur))
-            cur = []
-        elif not ch.isspace():
-            cur.append(ch)
-    out.append("".join(cur))
-    return out
-
 // ---------------------------------------------------------------------
-// Operations come first: the plan names them by line, and lines are
-// only exact before any other rule has changed the file.  The counter
-// argument is the first (atomic_inc(v)) or the last (atomic_add(i, v));
-// the plan holds its text, so either may match.
+// Operations come first, all in one rule: the plan names them by line
+// and column, and positions are exact only before any rule has changed
+// the file.  Most are renamed; those whose result refcount_t returns
+// differently are rewritten with the expression the plan says they are
+// in (atomic_dec_return(v) == 0 -> refcount_dec_and_test(v)).
 // ---------------------------------------------------------------------
 
-@op@
+@op disable is_zero, isnt_zero, not_int1, not_int2@
 identifier f =~ "^atomic";
 expression list es;
-position p;
+expression E;
+position pr : script:python() { rs_site(pr, "") };
+position pz1 : script:python() { rs_site(pz1, "zero") };
+position pz2 : script:python() { rs_site(pz2, "zero") };
+position pz3 : script:python() { rs_site(pz3, "zero") };
+position pn1 : script:python() { rs_site(pn1, "nonzero") };
+position pn2 : script:python() { rs_site(pn2, "nonzero") };
+position pn3 : script:python() { rs_site(pn3, "nonzero") };
+position pf1 : script:python() { rs_site(pf1, "first") };
+position pf2 : script:python() { rs_site(pf2, "first") };
+fresh identifier g = script:python(f) { NEW.get(str(f), str(f)) };
 @@
-f@p(es)
-
-@script:python op_ok@
-f << op.f;
-es << op.es;
-p << op.p;
-g;
-@@
-args = rs_args(es)
-line = int(p[0].line)
-new = None
-for counter in (args[0], args[-1]):
-    new = new or OPS.get((rs_file(), line, str(f), counter))
-if new is None:
-    cocci.include_match(False)
-else:
-    coccinelle.g = cocci.make_ident(new)
-    rs_done("op", str(f), line)
-
-@@
-identifier op.f;
-position op.p;
-identifier op_ok.g;
-@@
-- f@p
+(
+- f@pz1(es) == 0
++ g(es)
+|
+- 0 == f@pz2(es)
++ g(es)
+|
+- !f@pz3(es)
++ g(es)
+|
+- f@pn1(es) != 0
++ !g(es)
+|
+- 0 != f@pn2(es)
++ !g(es)
+|
+- f@pn3(es)
++ !g(es)
+|
+- atomic_add_unless@pf1(E, 1, 0)
++ refcount_inc_not_zero(E)
+|
+- atomic_add_unless@pf2(E, -1, 1)
++ refcount_dec_not_one(E)
+|
+- f@pr
 + g
   (...)
+)
+
+// Reported once rewritten, for refsweep to verify: a site spatch sees in
+// another shape than refsweep did stays as it was, and its group is
+// undone.
+
+@script:python@
+f << op.f;
+q << op.pr;
+@@
+rs_done("op", str(f), int(q[0].line))
+
+@script:python@
+f << op.f;
+q << op.pz1;
+@@
+rs_done("op", str(f), int(q[0].line))
+
+@script:python@
+f << op.f;
+q << op.pz2;
+@@
+rs_done("op", str(f), int(q[0].line))
+
+@script:python@
+f << op.f;
+q << op.pz3;
+@@
+rs_done("op", str(f), int(q[0].line))
+
+@script:python@
+f << op.f;
+q << op.pn1;
+@@
+rs_done("op", str(f), int(q[0].line))
+
+@script:python@
+f << op.f;
+q << op.pn2;
+@@
+rs_done("op", str(f), int(q[0].line))
+
+@script:python@
+f << op.f;
+q << op.pn3;
+@@
+rs_done("op", str(f), int(q[0].line))
+
+@script:python@
+q << op.pf1;
+@@
+rs_done("op", "atomic_add_unless", int(q[0].line))
+
+@script:python@
+q << op.pf2;
+@@
+rs_done("op", "atomic_add_unless", int(q[0].line))
+
 
 // ---------------------------------------------------------------------
 // Struct and union members, by tag and name.  A constraint rather than
@@ -556,8 +634,9 @@ expression E;
 )
 
 // Designated initializers of converted members: { .x = ATOMIC_INIT(0) }.
-// The member name alone decides: refsweep lists only names that no
-// checked atomic member shares.
+// The member name decides (refsweep lists only names that no checked
+// atomic member shares), or the site: one refsweep found initializing
+// the converted member's struct (init_sites).
 
 @init@
 identifier x, s;
@@ -571,9 +650,10 @@ T s = { ..., .x@p = I(E), ... };
 @script:python init_ok@
 x << init.x;
 I << init.I;
+p << init.p;
 J;
 @@
-if str(x) in INITS and str(I) in INIT_NAMES:
+if rs_init(x, p) and str(I) in INIT_NAMES:
     coccinelle.J = cocci.make_ident(INIT_NAMES[str(I)])
     rs_done("init", str(x))
 else:
@@ -589,6 +669,40 @@ T s = { ..., .x@p =
 - I
 + J
   (E), ... };
+
+// ... and of compound literals: *ctx = (struct tag){ .x = ATOMIC_INIT(1) }.
+
+@init_cl@
+identifier x;
+identifier I = {ATOMIC_INIT, ATOMIC64_INIT, ATOMIC_LONG_INIT};
+type T;
+expression E;
+position p;
+@@
+  (T){ ..., .x@p = I(E), ... }
+
+@script:python init_cl_ok@
+x << init_cl.x;
+I << init_cl.I;
+p << init_cl.p;
+J;
+@@
+if rs_init(x, p) and str(I) in INIT_NAMES:
+    coccinelle.J = cocci.make_ident(INIT_NAMES[str(I)])
+    rs_done("init", str(x))
+else:
+    cocci.include_match(False)
+
+@@
+identifier init_cl.x, init_cl.I, init_cl_ok.J;
+position init_cl.p;
+type T;
+expression E;
+@@
+  (T){ ..., .x@p =
+- I
++ J
+  (E), ... }
 
 // ---------------------------------------------------------------------
 // Helper parameters: atomic_t *v of a function to which every caller

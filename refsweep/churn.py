@@ -19,12 +19,38 @@ def _targets(core: Optional[Path]) -> dict[str, convert.Target]:
             "refcount_t": convert.REFCOUNT_TARGET}
 
 
+# Refusals of the refcount_t contract (refsweep/refcount_contract.py),
+# by the words of their reason.
+CONTRACT_KINDS = (
+    (" starts at or is set to ", "starts at or is set to 0 (or less)"),
+    ("a value not shown to be 1 or more", "set to a value not shown >= 1"),
+    ("starts at 0 (static storage", "static, starts at 0"),
+    ("has no initial value in sight", "no initial value in sight"),
+    ("after a zeroing allocation", "taken right after a zeroing allocation"),
+    ("it starts at 0 or at garbage", "allocated without a set"),
+    ("whose allocations are not followed", "embedded, allocations not followed"),
+    ("neither frees nor releases", "reaches 0 without freeing"),
+    ("not shown to stay above 0", "plain decrement may reach 0"),
+)
+
+
+def contract_kind(reason: str) -> Optional[str]:
+    """The contract rule REASON refuses under, if it is one."""
+    for needle, kind in CONTRACT_KINDS:
+        if needle in reason:
+            return kind
+    return None
+
+
 def reason_kind(reason: str) -> str:
     """A short category for a reason a group stayed unconverted."""
     m = re.search(r" is (refcount|usage|unknown|statistic|id|state|wraps) \(",
                   reason)
     if m:
         return f"a member is {m.group(1)}"
+    kind = contract_kind(reason)
+    if kind is not None:
+        return f"refcount_t contract: {kind}"
     for needle, kind in (("breaks the build", "breaks the whole-churn build"),
                          ("not rewritten", "spatch did not rewrite a site"),
                          ("escapes", "address escapes"),
@@ -43,6 +69,27 @@ def reason_kind(reason: str) -> str:
 def blocked_counts(blocked: list[dict[str, Any]]) -> Counter[str]:
     """Groups left unconverted, by the category of their first reason."""
     return Counter(reason_kind(b["reasons"][0]) for b in blocked)
+
+
+def contract_refusals(blocked: list[dict[str, Any]]) -> Counter[str]:
+    """Variables refused by each rule of the refcount_t contract."""
+    out: Counter[str] = Counter()
+    for b in blocked:
+        seen = set()
+        for r in b["reasons"]:
+            kind = contract_kind(r)
+            key = r.split(" ", 1)[0]
+            m = re.search(r"((?:struct|union) \w+\.\w+|[\w./-]+:\w+(?::\w+)?)"
+                          r":? (?:starts|is set|has no|reaching|right after|"
+                          r"struct )"
+                          r"|(?:plain decrement of|takes) ((?:struct|union) "
+                          r"\w+\.\w+|[\w./-]+:\w+(?::\w+)?)", r)
+            if m:
+                key = m.group(1) or m.group(2)
+            if kind and (kind, key) not in seen:
+                seen.add((kind, key))
+                out[kind] += 1
+    return out
 
 
 def blocking_ops(blocked: list[dict[str, Any]]) -> Counter[str]:
@@ -75,6 +122,14 @@ def print_summary(summary: dict[str, Any], elapsed: float,
         "that had a candidate member:")
     for kind, n in blocked_counts(blocked).most_common():
         out(f"    {n:6d}  {kind}")
+    refused = contract_refusals(blocked)
+    if refused:
+        ngroups = sum(1 for b in blocked
+                      if any(contract_kind(r) for r in b["reasons"]))
+        out(f"  refused by the refcount_t contract: {ngroups} groups; "
+            "variables by rule (one may break several):")
+        for kind, n in refused.most_common():
+            out(f"    {n:6d}  {kind}")
     ops = blocking_ops(blocked)
     if ops and summary["target"] == "refcount_t":
         out("  blocking operations: " + ", ".join(

@@ -22,26 +22,25 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, NamedTuple, Optional
 
-from refsweep import atomic_api, scan, spatch, verdicts, workdir
+from refsweep import atomic_api, refcount_contract, scan, spatch, verdicts
+from refsweep import workdir
+from refsweep.sitetext import Source
+from refsweep.sitetext import split_at as split_at
 from refsweep.verdicts import Record
 
 COCCI = workdir.TOP / "cocci" / "convert.cocci"
 _UNCHECKED_NAME = re.compile(r"^\+((?:atomic|atomic64|atomic_long)_\w+"
                              r"_unchecked)\(", re.M)
 
-# refcount_t counterparts of atomic_t operations (include/linux/refcount.h).
-REFCOUNT_OPS = {
-    "atomic_inc": "refcount_inc", "atomic_dec": "refcount_dec",
-    "atomic_add": "refcount_add", "atomic_read": "refcount_read",
-    "atomic_set": "refcount_set",
-    "atomic_dec_and_test": "refcount_dec_and_test",
-    "atomic_sub_and_test": "refcount_sub_and_test",
-    "atomic_inc_not_zero": "refcount_inc_not_zero",
-    "atomic_dec_and_lock": "refcount_dec_and_lock",
-    "atomic_dec_and_lock_irqsave": "refcount_dec_and_lock_irqsave",
-    "atomic_dec_and_mutex_lock": "refcount_dec_and_mutex_lock",
-    "atomic_set_release": "refcount_set_release",
-}
+# refcount_t counterparts of atomic_t operations that map by name; the
+# others map by the use of their result (refcount_contract.site_op).
+REFCOUNT_OPS = refcount_contract.RENAMES
+
+# What an operation site becomes: (new operation, form, why not).  The
+# form tells convert.cocci how to rewrite the call: "" renames it,
+# "zero"/"nonzero" replace a zero test of its result, "first" keeps only
+# its first argument (refcount_contract.site_op).
+SiteOp = tuple[Optional[str], str, str]
 
 
 class ConvertError(Exception):
@@ -54,8 +53,11 @@ class Target(NamedTuple):
     virtual: str                    # the -D mode of convert.cocci
     types: frozenset[str]           # atomic types it converts
     eligible: Callable[[Record], bool]
-    new_op: Callable[[str], Optional[str]]
+    # what the operation of evidence E on counter NAME becomes
+    site_op: Callable[[Optional[Source], Record, str], SiteOp]
     init_names: dict[str, str]
+    # the refcount_t contract: every member's whole lifetime must fit
+    contract: bool = False
 
 
 def unchecked_ops(core_dir: Optional[Path]) -> set[str]:
@@ -83,9 +85,16 @@ def unchecked_target(core_dir: Optional[Path]) -> Target:
             return None
         return name
 
+    def site_op(_src: Optional[Source], e: Record, _name: str) -> SiteOp:
+        new = new_op(str(e["op"]))
+        if new is None:
+            return None, "", (f"{e['op']} at {e.get('at', '?')} has no "
+                              "atomic_unchecked_t counterpart")
+        return new, "", ""
+
     return Target("atomic_unchecked_t", "unchecked",
                   frozenset(atomic_api.ATOMIC_TYPES), verdicts.may_wrap,
-                  new_op, {"ATOMIC_INIT": "ATOMIC_UNCHECKED_INIT",
+                  site_op, {"ATOMIC_INIT": "ATOMIC_UNCHECKED_INIT",
                            "ATOMIC64_INIT": "ATOMIC64_UNCHECKED_INIT",
                            "ATOMIC_LONG_INIT": "ATOMIC_LONG_UNCHECKED_INIT"})
 
@@ -95,9 +104,16 @@ def _refcount_eligible(rec: Record) -> bool:
         not verdicts.wraps_by_design(rec)
 
 
+def _refcount_site_op(src: Optional[Source], e: Record,
+                      name: str) -> SiteOp:
+    if src is None:
+        raise ConvertError("the refcount_t target reads the source")
+    return refcount_contract.site_op(src, e, name)
+
+
 REFCOUNT_TARGET = Target("refcount_t", "refcount", frozenset({"atomic_t"}),
-                         _refcount_eligible, REFCOUNT_OPS.get,
-                         {"ATOMIC_INIT": "REFCOUNT_INIT"})
+                         _refcount_eligible, _refcount_site_op,
+                         {"ATOMIC_INIT": "REFCOUNT_INIT"}, contract=True)
 
 
 class Group(NamedTuple):
@@ -115,11 +131,6 @@ class Plan(NamedTuple):
     op_sites: dict[str, list[tuple[str, int, str]]]  # key -> (f, l, op)
     params: dict[str, list[tuple[str, str]]]         # key -> (fn, param)
     group_files: dict[str, list[str]]                # gid -> files
-
-
-def split_at(at: str) -> tuple[str, int]:
-    path, _, line = at.rpartition(":")
-    return path, int(line)
 
 
 # ---------------------------------------------------------------------
@@ -159,8 +170,11 @@ def groups(records: list[Record]) -> dict[str, list[str]]:
     return out
 
 
-def blockers(rec: Record, target: Target) -> list[str]:
-    """Why REC cannot convert to TARGET (empty: it can)."""
+def blockers(rec: Record, target: Target, src: Optional[Source] = None,
+             contract: Optional[refcount_contract.Contract] = None
+             ) -> list[str]:
+    """Why REC cannot convert to TARGET (empty: it can).  SRC, the tree's
+    text, and CONTRACT are needed by the refcount_t target."""
     key = rec["key"]
     d = verdicts.decision(rec)
     out: list[str] = []
@@ -172,8 +186,15 @@ def blockers(rec: Record, target: Target) -> list[str]:
         out.append(f"{key}: {rec['build_blocked']}")
     if rec["type"] not in target.types:
         out.append(f"{key} is {rec['type']}, which {target.name} cannot hold")
-    if not _key_parts(key):
+        return out
+    parts = _key_parts(key)
+    if not parts:
         out.append(f"{key}: unrecognised key")
+        return out
+    if target.contract:
+        if contract is None:
+            raise ConvertError(f"{target.name}: no contract to judge {key}")
+        out += contract.lifetime(rec, parts[3]).refusals
     for e in rec.get("evidence", []):
         if e.get("weak"):
             continue
@@ -191,9 +212,9 @@ def blockers(rec: Record, target: Target) -> list[str]:
             continue
         if atomic_api.decode(str(e.get("op"))) is None:
             continue
-        if target.new_op(str(e["op"])) is None:
-            out.append(f"{e['op']} at {at} has no {target.name} "
-                       "counterpart")
+        new, _form, why = target.site_op(src, e, parts[3])
+        if new is None:
+            out.append(why)
     return out
 
 
@@ -215,20 +236,29 @@ def variable_name(key: str) -> str:
     return parts[3] if parts else key
 
 
-def decide_groups(records: list[Record], target: Target
+def decide_groups(records: list[Record], target: Target,
+                  src: Optional[Source] = None,
+                  contract: Optional[refcount_contract.Contract] = None
                   ) -> tuple[list[Group], list[Group]]:
     """(convertible groups, blocked groups) among the target's candidates.
 
     A group is a candidate when some member is eligible for the target;
     groups of only checked variables are simply not conversion material.
+    SRC is the tree's text (the refcount_t target reads it), CONTRACT
+    the refcount_t contract's judge of it (made when not given).
     """
     by_key = {r["key"]: r for r in records}
+    if contract is None and target.contract and src is not None:
+        contract = refcount_contract.Contract(src, records)
+    if contract is not None:
+        src = contract.src
     ok: list[Group] = []
     blocked: list[Group] = []
     for gid, keys in sorted(groups(records).items()):
         if not any(target.eligible(by_key[k]) for k in keys):
             continue
-        why = [b for k in keys for b in blockers(by_key[k], target)]
+        why = [b for k in keys
+               for b in blockers(by_key[k], target, src, contract)]
         (blocked if why else ok).append(Group(gid, keys, why))
     return ok, blocked
 
@@ -237,21 +267,10 @@ def decide_groups(records: list[Record], target: Target
 # The plan
 # ---------------------------------------------------------------------
 
-def _source_lines(tree: Path, path: str, cache: dict[str, list[str]]
-                  ) -> list[str]:
-    """PATH as committed (HEAD): the plan is about unconverted text even
-    while the working copy holds an earlier round's rewrite."""
-    if path not in cache:
-        res = subprocess.run(["git", "-C", str(tree), "show",
-                              f"HEAD:{path}"], capture_output=True,
-                             check=False)
-        cache[path] = res.stdout.decode("utf-8", "replace").splitlines() \
-            if res.returncode == 0 else []
-    return cache[path]
-
-
-def counters_at(lines: list[str], line: int, op: str) -> list[str]:
-    """Counter arguments of every call of OP starting on LINE (1-based)."""
+def call_sites(lines: list[str], line: int, op: str
+               ) -> list[tuple[int, str]]:
+    """(column, counter argument) of every call of OP starting on LINE
+    (1-based); the column counts bytes from 0, as spatch's positions do."""
     if not 0 < line <= len(lines):
         return []
     text = "\n".join(lines[line - 1:line + 15])
@@ -276,17 +295,14 @@ def counters_at(lines: list[str], line: int, op: str) -> list[str]:
         args = atomic_api.split_args(text[m.end():i])
         counter = atomic_api.counter_arg(dec, args)
         if counter:
-            out.append(re.sub(r"\s+", "", counter))
+            col = len(text[:m.start()].encode("utf-8"))
+            out.append((col, re.sub(r"\s+", "", counter)))
     return out
 
 
-def _names_var(counter: str, name: str) -> bool:
-    m = re.search(r"(\w+)(?:\[[^]]*\])*\)*$", counter)
-    if m is not None and m.group(1) == name:
-        return True
-    # a pointer-held counter plus an offset: "d->hits+i", "(p+n)"
-    base = re.match(r"^\(*([\w.>-]+?)\)*\+", counter)
-    return base is not None and _names_var(base.group(1), name)
+def counters_at(lines: list[str], line: int, op: str) -> list[str]:
+    """Counter arguments of every call of OP starting on LINE (1-based)."""
+    return [c for _col, c in call_sites(lines, line, op)]
 
 
 def local_pointer_decl(lines: list[str], line: int, local: str
@@ -317,14 +333,19 @@ def _local_alias(counters: list[str], e: Record, path: str,
 
 
 def build_plan(tree: Path, records: list[Record], convert: list[Group],
-               target: Target) -> tuple[Plan, list[Group]]:
+               target: Target,
+               contract: Optional[refcount_contract.Contract] = None
+               ) -> tuple[Plan, list[Group]]:
     """The cocci plan for CONVERT; groups whose sites cannot be read move
-    to the returned blocked list."""
+    to the returned blocked list.  CONTRACT: as for decide_groups."""
     by_key = {r["key"]: r for r in records}
-    cache: dict[str, list[str]] = {}
+    if contract is None and target.contract:
+        contract = refcount_contract.Contract(Source(tree), records)
+    src = contract.src if contract is not None else Source(tree)
+    init_sites: set[tuple[str, int, str]] = set()
     members: set[tuple[str, str, str]] = set()
     variables: dict[str, set[tuple[str, str]]] = {}
-    ops: dict[str, set[tuple[int, str, str, str]]] = {}
+    ops: dict[str, set[tuple[int, int, str, str, str, str]]] = {}
     params: set[tuple[str, str]] = set()
     files: set[str] = set()
     decl_sites: dict[str, list[tuple[str, int]]] = {}
@@ -337,6 +358,7 @@ def build_plan(tree: Path, records: list[Record], convert: list[Group],
         why: list[str] = []
         g_members, g_vars, g_ops, g_params = set(), set(), set(), set()
         g_locals: set[tuple[str, str, str]] = set()
+        g_inits: set[tuple[str, int, str]] = set()
         g_files: set[str] = set()
         for key in g.keys:
             rec = by_key[key]
@@ -349,6 +371,12 @@ def build_plan(tree: Path, records: list[Record], convert: list[Group],
                 decl_sites.setdefault(key, []).append((path, line))
             if parts[0] == "member":
                 g_members.add((parts[1], parts[2], parts[3]))
+                if contract is not None:
+                    # its designated initializers the contract read
+                    for at in contract.initializers(rec, name):
+                        path, line = split_at(at)
+                        g_inits.add((path, line, name))
+                        g_files.add(path)
             else:
                 g_vars.add((parts[1], parts[2], parts[3]))
                 # and its other declarations ("extern atomic64_t x;" in
@@ -368,10 +396,11 @@ def build_plan(tree: Path, records: list[Record], convert: list[Group],
                                f"{macro.group(1)}(), used for other "
                                "counters too")
                     continue
-                new = target.new_op(e["op"])
+                new, form, _why = target.site_op(src, e, name)
                 assert new is not None
-                lines = _source_lines(tree, path, cache)
-                counters = counters_at(lines, line, e["op"])
+                lines = src.lines(path)
+                sites = call_sites(lines, line, e["op"])
+                counters = [c for _col, c in sites]
                 if e.get("via"):
                     plain = [c for c in counters if re.fullmatch(r"\w+", c)]
                     if len(plain) != 1:
@@ -383,7 +412,8 @@ def build_plan(tree: Path, records: list[Record], convert: list[Group],
                         (e["function"], plain[0]))
                     counters = plain
                 else:
-                    named = [c for c in counters if _names_var(c, name)]
+                    named = [c for c in counters
+                             if refcount_contract.names_var(c, name)]
                     if not named:
                         # reached through a local pointer: it converts too
                         local = _local_alias(counters, e, path, lines)
@@ -397,8 +427,9 @@ def build_plan(tree: Path, records: list[Record], convert: list[Group],
                     why.append(f"{e['op']} at {e['at']}: counter {name} "
                                "not found in the source line")
                     continue
-                for c in counters:
-                    g_ops.add((path, line, e["op"], c, new))
+                for col, c in sites:
+                    if c in counters:
+                        g_ops.add((path, line, col, e["op"], c, new, form))
                 op_sites.setdefault(key, []).append((path, line, e["op"]))
                 g_files.add(path)
         if why:
@@ -409,9 +440,10 @@ def build_plan(tree: Path, records: list[Record], convert: list[Group],
         members |= g_members
         for path, fn, name in g_vars | g_locals:
             variables.setdefault(path, set()).add((fn, name))
-        for path, line, op, c, new in g_ops:
-            ops.setdefault(path, set()).add((line, op, c, new))
+        for path, line, col, op, c, new, form in g_ops:
+            ops.setdefault(path, set()).add((line, col, op, c, new, form))
         params |= g_params
+        init_sites |= g_inits
         files |= g_files
         for key in g.keys:
             key_params.setdefault(key, [])
@@ -426,6 +458,7 @@ def build_plan(tree: Path, records: list[Record], convert: list[Group],
         "ops": {p: sorted(v) for p, v in sorted(ops.items())},
         "params": sorted(params),
         "inits": sorted(converted_fields - checked_fields),
+        "init_sites": sorted(init_sites),
         "init_names": target.init_names,
     }
     return Plan(cocci, sorted(files), decl_sites, op_sites,
@@ -444,7 +477,7 @@ def restrict(plan: Plan, keys: set[str], target: Target) -> dict[str, Any]:
                  for p, rows in plan.cocci["vars"].items()}
     sites = {(f, line, op) for k in keys for f, line, op in
              plan.op_sites.get(k, [])}
-    ops = {p: [r for r in rows if (p, r[0], r[1]) in sites]
+    ops = {p: [r for r in rows if (p, r[0], r[2]) in sites]
            for p, rows in plan.cocci["ops"].items()}
     params = sorted({tuple(fp) for k in keys
                      for fp in plan.params.get(k, [])})
@@ -453,7 +486,9 @@ def restrict(plan: Plan, keys: set[str], target: Target) -> dict[str, Any]:
                 vars={p: v for p, v in variables.items() if v},
                 ops={p: v for p, v in ops.items() if v},
                 params=[list(p) for p in params],
-                inits=[f for f in plan.cocci["inits"] if f in fields])
+                inits=[f for f in plan.cocci["inits"] if f in fields],
+                init_sites=[s for s in plan.cocci["init_sites"]
+                            if s[2] in fields])
 
 
 def helper_prototype_files(tree: Path, params: list[tuple[str, str]]
@@ -602,11 +637,16 @@ class Result(NamedTuple):
 
 def convert(tree: Path, records: list[Record], target: Target, jobs: int,
             select: Optional[Callable[[Group], bool]] = None,
-            rounds: int = 3, timeout: int = 300) -> Result:
+            rounds: int = 3, timeout: int = 300,
+            contract: Optional[refcount_contract.Contract] = None
+            ) -> Result:
     """Convert every convertible group (that SELECT accepts) in TREE's
     working copy, which must be clean; groups spatch could not rewrite
-    completely are undone and returned as blocked."""
-    ok, blocked = decide_groups(records, target)
+    completely are undone and returned as blocked.  CONTRACT: the
+    refcount_t contract's judge of TREE's text, when one was made."""
+    if contract is None and target.contract:
+        contract = refcount_contract.Contract(Source(tree), records)
+    ok, blocked = decide_groups(records, target, contract=contract)
     if select is not None:
         ok = [g for g in ok if select(g)]
         blocked = [g for g in blocked if select(g)]
@@ -616,7 +656,7 @@ def convert(tree: Path, records: list[Record], target: Target, jobs: int,
     done_all: list[dict[str, Any]] = []
     troubles_all: dict[str, str] = {}
     for _ in range(rounds):
-        plan, unreadable = build_plan(tree, records, ok, target)
+        plan, unreadable = build_plan(tree, records, ok, target, contract)
         blocked += unreadable
         unreadable_ids = {g.gid for g in unreadable}
         ok = [g for g in ok if g.gid not in unreadable_ids]

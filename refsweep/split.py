@@ -20,9 +20,11 @@ import textwrap
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from refsweep import convert, maintainers, verdicts, workdir
+from refsweep import convert, maintainers, refcount_contract, verdicts
+from refsweep import workdir
 from refsweep import tree as tree_mod
 from refsweep.convert import Group, Target
+from refsweep.sitetext import Source
 from refsweep.verdicts import Record
 
 BRANCH = "refsweep"
@@ -133,8 +135,16 @@ No functional change without CONFIG_HARDENED_ATOMIC."""
 _WHY_REFCOUNT = """\
 refcount_t saturates instead of wrapping on overflow and underflow and
 warns, which turns a reference count overflow into a leak instead of a
-use-after-free. These counters are used only through operations that
-map one to one onto the refcount_t API, so the conversion is mechanical."""
+use-after-free. Each operation on these counters maps onto the refcount_t
+API: by name, or, where the result is used, onto the refcount_t operation
+that returns what the code tests (atomic_dec_return() == 0 becomes
+refcount_dec_and_test(), atomic_add_unless(v, 1, 0) refcount_inc_not_zero()).
+
+refcount_t also has a contract atomic_t does not: refcount_inc() on 0
+WARNs ("addition on 0; use-after-free") and a refcount_dec() that reaches
+0 WARNs ("decrement hit 0; leaking memory"). Each counter below starts at
+1 or more, is taken from 0 only by inc_not_zero, and reaches 0 only in a
+put that tests for it and then frees; the code that shows it is named."""
 
 _CREDIT = """\
 PAX_REFCOUNT and atomic_unchecked_t are the work of the PaX Team; the
@@ -160,9 +170,40 @@ def variable_line(rec: Record) -> str:
     return f"{rec['key']}: {what} ({who}{reason}): {ev}"
 
 
+def _listed(items: list[str], most: int = 4) -> list[str]:
+    if len(items) <= most:
+        return items
+    return items[:most] + [f"and {len(items) - most} more"]
+
+
+def lifetime_lines(rec: Record, life: refcount_contract.Lifetime
+                   ) -> list[str]:
+    """Why REC meets refcount_t's contract, in the words a maintainer
+    checks first: where it starts, who takes references, where the last
+    put frees, what each plain decrement gives back."""
+    out = _wrap(f"{rec['key']}:")
+    for v in life.starts:
+        out += _wrap(f"starts at {v.n}: {v.how} at {v.at}", "    ",
+                     "      ")
+    takes = _listed(life.takes)
+    out += _wrap("references taken: " + (", ".join(takes) if takes
+                                          else "none in sight"),
+                 "    ", "      ")
+    for put in _listed(life.puts):
+        out += _wrap(f"last put: {put}", "    ", "      ")
+    if not life.puts:
+        out += _wrap("last put: none in sight (the count never reaches 0 "
+                     "here)", "    ", "      ")
+    for back in life.given_back:
+        out += _wrap(f"plain decrement: {back}", "    ", "      ")
+    return out
+
+
 def message(subject_prefix: str, section: str, recs: list[Record],
             target: Target, command: str, cocci_rev: str,
-            cross: list[str], sob: tuple[str, str]) -> str:
+            cross: list[str], sob: tuple[str, str],
+            lifetimes: Optional[dict[str, refcount_contract.Lifetime]]
+            = None) -> str:
     """The commit message of one section's conversion."""
     n = len(recs)
     what = "counter" if n == 1 else f"{n} counters"
@@ -178,6 +219,12 @@ def message(subject_prefix: str, section: str, recs: list[Record],
     for rec in recs:
         lines += _wrap(variable_line(rec))
     body.append("\n".join(lines))
+    if lifetimes:
+        lines = ["Why each counter meets the refcount_t contract:", ""]
+        for rec in recs:
+            if rec["key"] in lifetimes:
+                lines += lifetime_lines(rec, lifetimes[rec["key"]])
+        body.append("\n".join(lines))
     flagged = [r for r in recs if r.get("wrap_by_design")]
     if flagged:
         body.append("\n".join(
@@ -227,11 +274,20 @@ def run(tree: Path, wt: Path, records: list[Record], target: Target,
     """
     start = prepare_worktree(tree, wt, core if target.virtual ==
                              "unchecked" else None)
+    # An earlier run's sections that this one does not make again must
+    # not be mistaken for its own (the branches are the repository's).
+    stale = git(wt, "branch", "--list", f"{BRANCH}/{target.virtual}/*",
+                "--format=%(refname:short)").split()
+    if stale:
+        git(wt, "branch", "-D", *stale)
     env = fixed_env(wt, start)
     sob = identity()
     owners = maintainers.Owners(wt)
     by_key = {r["key"]: r for r in records}
-    ok, blocked = convert.decide_groups(records, target)
+    src = Source(wt)
+    contract = refcount_contract.Contract(src, records) \
+        if target.contract else None
+    ok, blocked = convert.decide_groups(records, target, src, contract)
     by_section: dict[str, list[Group]] = {}
     sections: dict[str, maintainers.Section] = {}
     for g in ok + blocked:
@@ -251,14 +307,16 @@ def run(tree: Path, wt: Path, records: list[Record], target: Target,
     wanted = {g.gid for gs in by_section.values() for g in gs}
     git(wt, "checkout", "-q", "-f", "--detach", start)
     res = convert.convert(wt, records, target, jobs,
-                          select=lambda g: g.gid in wanted, timeout=timeout)
+                          select=lambda g: g.gid in wanted, timeout=timeout,
+                          contract=contract)
     converted = {f: (wt / f).read_bytes() for f in res.files}
     convert._reset(wt)
     gsection = {g.gid: name for name, gs in by_section.items() for g in gs}
     for g in res.blocked:
         summary["blocked"].append({"section": gsection.get(g.gid, "?"),
                                    "keys": g.keys, "reasons": g.blockers})
-    plan, _ = convert.build_plan(wt, records, res.converted, target)
+    plan, _ = convert.build_plan(wt, records, res.converted, target,
+                                 contract)
     protos = convert.helper_prototype_files(
         wt, [p for ps in plan.params.values() for p in ps])
     sec_groups: dict[str, list[Group]] = {}
@@ -297,8 +355,10 @@ def run(tree: Path, wt: Path, records: list[Record], target: Target,
         cross = sorted(f for f in files if owners.owner(f).name != name)
         prefix = maintainers.subject_prefix(
             wt, [f for f in files if f not in cross] or files)
+        lifetimes = {k: contract.lifetime(by_key[k], convert.variable_name(k))
+                     for k in keys} if contract else None
         msg = message(prefix, name, [by_key[k] for k in keys], target,
-                      command, rev, cross, sob)
+                      command, rev, cross, sob, lifetimes)
         git(wt, "add", "-A", "--", *files)
         subprocess.run(["git", "-C", str(wt), "commit", "-q", "-F", "-"],
                        input=msg, text=True, env=env, check=True,

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from conftest import FIXTURES, classify_tree, make_tree, slow_source
-from refsweep import atomic_api, convert, maintainers, series, split
+from refsweep import atomic_api, convert, maintainers, refcount_contract
+from refsweep import series, split
 
 CONVERT_FIXTURES = FIXTURES / "convert"
 MAINTAINERS = """\
@@ -71,6 +72,9 @@ def stub_header(path: Path) -> Path:
     widths = {"": "int", "64": "long long", "_long": "long"}
     lines = ["struct seq_file;", "void kfree(const void *);",
              "void *kcalloc(unsigned long n, unsigned long size, int gfp);",
+             "void *kmalloc(unsigned long size, int gfp);",
+             "void *kzalloc(unsigned long size, int gfp);",
+             "#define NULL ((void *)0)",
              "#define GFP_KERNEL 0", "#define ENOMEM 12",
              "int seq_printf(struct seq_file *, const char *, ...);",
              "typedef struct { int counter; } atomic_t;",
@@ -97,8 +101,13 @@ def stub_header(path: Path) -> Path:
                               (f"atomic{w}_{base}_unchecked", u)):
                 params = f"{ctype} i, {typ} *v" if last else f"{typ} *v, ..."
                 lines.append(f"{ctype} {name}({params});")
-    for name in sorted(set(convert.REFCOUNT_OPS.values())):
-        lines.append(f"int {name}(refcount_t *r, ...);")
+    for name in sorted(set(convert.REFCOUNT_OPS.values()) |
+                       set(refcount_contract.ADD_UNLESS.values()) |
+                       set(refcount_contract.SHAPED.values()) - {""}):
+        if name in ("refcount_add", "refcount_sub_and_test"):
+            lines.append(f"int {name}(int i, refcount_t *r);")
+        else:
+            lines.append(f"int {name}(refcount_t *r, ...);")
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 
@@ -395,8 +404,12 @@ def test_spatch_timeout_names_the_file_and_blocks_its_groups(
                         timeout=1)
     [blocked] = [b for b in summary["blocked"]
                  if "drivers/fx/zz_slow.c:fx_slow_ids" in b["keys"]]
+    # spatch's timer may go off while a Python rule of convert.cocci runs
+    # (the operation rule calls one per position constraint): spatch then
+    # names the Python failure instead of its Timeout.
     assert any(r.startswith("spatch failed on drivers/fx/zz_slow.c: ")
-               and "Timeout" in r for r in blocked["reasons"]), blocked
+               and ("Timeout" in r or "Python failure" in r)
+               for r in blocked["reasons"]), blocked
     converted = {k for sec in summary["sections"] for k in sec["variables"]}
     assert "drivers/fx/stats_group.c:fx_cv_next_id" in converted
 
@@ -461,3 +474,94 @@ def test_extern_declaration_converts_with_its_definition(
     res = compiles(tmp_path / "c", "extern_id.c",
                    branch_text(wt, summary, "drivers/fx/extern_id.c"))
     assert res.returncode == 0, res.stderr
+
+
+def test_refcount_maps_ops_by_the_use_of_their_result(tmp_path: Path
+                                                      ) -> None:
+    """atomic_dec_return() == 0, !atomic_dec_return(), a bare
+    atomic_dec_return() condition, atomic_sub_return() == 0 and
+    atomic_add_unless(v, 1, 0) / (v, -1, 1) become the refcount_t
+    operation that returns what the code tests; the result is
+    tests/fixtures/convert/rc_map_ops.c.expected and compiles."""
+    tree = fixture_tree(tmp_path / "tree", ["rc_map_ops.c"])
+    recs = records(tree)
+    assert {r["key"]: r["verdict"] for r in recs} == {
+        f"struct fx_rmo_obj.{m}": "refcount" for m in (
+            "dr_zero", "dr_not", "dr_nonzero", "sr_zero", "au_get",
+            "au_put")}
+    wt = tmp_path / "wt"
+    summary = run(tree, recs, convert.REFCOUNT_TARGET, wt)
+    assert summary["blocked"] == []
+    [sec] = summary["sections"]
+    assert len(sec["variables"]) == 6
+    text = branch_text(wt, summary, "drivers/fx/rc_map_ops.c")
+    assert text == (CONVERT_FIXTURES / "rc_map_ops.c.expected").read_text()
+    res = compiles(tmp_path, "m.c", text)
+    assert res.returncode == 0, res.stderr
+
+
+def test_refcount_contract_refusals(tmp_path: Path) -> None:
+    """Counters that count from 0 (set to 0, ATOMIC_INIT(0), kzalloc()ed
+    and then taken) or that a plain decrement may take to 0 stay atomic_t,
+    each with its reason; a plain decrement that gives back the increment
+    (or the inc_not_zero) before it in the same block converts."""
+    tree = fixture_tree(tmp_path / "tree", ["rc_contract.c"])
+    recs = records(tree)
+    assert {r["key"]: r["verdict"] for r in recs} == {
+        "struct fx_rcc_css.online_cnt": "refcount",
+        "drivers/fx/rc_contract.c:fx_rcc_users": "refcount",
+        "struct fx_rcc_inode.opencnt": "refcount",
+        "struct fx_rcc_req.refs": "refcount",
+        "struct fx_rcc_ctx.pending": "refcount",
+        "struct fx_rcc_sb.active": "refcount",
+        "struct fx_rcc_xd.refcnt": "refcount",
+        "struct fx_rcc_node.refcnt": "refcount"}
+    wt = tmp_path / "wt"
+    summary = run(tree, recs, convert.REFCOUNT_TARGET, wt)
+    [sec] = summary["sections"]
+    assert sec["variables"] == ["struct fx_rcc_ctx.pending",
+                                "struct fx_rcc_sb.active"]
+    why = {b["keys"][0]: b["reasons"] for b in summary["blocked"]}
+    f = "drivers/fx/rc_contract.c"
+    assert why["struct fx_rcc_css.online_cnt"] == [
+        f"struct fx_rcc_css.online_cnt starts at or is set to 0 "
+        f"(atomic_set() in fx_rcc_css_init at {f}:16): refcount_inc() on "
+        "0 WARNs (addition on 0)"]
+    assert why[f"{f}:fx_rcc_users"] == [
+        f"{f}:fx_rcc_users starts at or is set to 0 (ATOMIC_INIT() at "
+        f"{f}:31): refcount_inc() on 0 WARNs (addition on 0)"]
+    assert why["struct fx_rcc_inode.opencnt"] == [
+        "struct fx_rcc_inode.opencnt has no initial value in sight (no "
+        "ATOMIC_INIT(), no atomic_set(); zeroed memory counts as 0)",
+        f"atomic_inc at {f}:55 takes struct fx_rcc_inode.opencnt right "
+        "after a zeroing allocation (i = kzalloc(... at "
+        f"{f}:51) with no set in between: refcount_inc() would add on 0"]
+    assert why["struct fx_rcc_req.refs"] == [
+        f"atomic_dec at {f}:82 (fx_rcc_req_drop): plain decrement of "
+        "struct fx_rcc_req.refs not shown to stay above 0 (no increment "
+        "of it earlier in the same block): refcount_dec() to 0 WARNs"]
+    assert why["struct fx_rcc_xd.refcnt"] == [
+        "struct fx_rcc_xd.refcnt: struct fx_rcc_xd comes from "
+        f"fx_rcc_xd_scan() (allocated at {f}:158) at {f}:165 "
+        "(fx_rcc_xd_link) and the counter is not set there: it starts at 0 "
+        "or at garbage"]
+    assert why["struct fx_rcc_node.refcnt"] == [
+        f"atomic_dec_and_test at {f}:197 (fx_rcc_node_put): struct "
+        "fx_rcc_node.refcnt reaching 0 there neither frees nor releases on "
+        "every path (its zero branch frees or releases only on some paths, "
+        "or not at all): it may be taken again from 0"]
+    text = branch_text(wt, summary, f)
+    assert "\trefcount_t pending;" in text
+    assert "\t\trefcount_dec(&c->pending);" in text
+    assert "atomic_t online_cnt;" in text and "atomic_t opencnt;" in text
+    msg = " ".join(split.git(wt, "log", "-1", "--format=%B",
+                             sec["commit"]).split())
+    assert f"starts at 1: atomic_set() in fx_rcc_ctx_init at {f}:98" in msg
+    assert f"atomic_dec at {f}:105 (fx_rcc_ctx_submit) gives back " \
+        f"atomic_inc at {f}:103" in msg
+    assert f"last put: atomic_dec_and_test at {f}:113 (fx_rcc_ctx_put): " \
+        "reaching 0 there calls kfree()" in msg
+    assert f"atomic_dec at {f}:132 (fx_rcc_sb_try) gives back " \
+        f"atomic_inc_not_zero at {f}:129" in msg
+    assert "\t\trefcount_dec(&s->active);" in text
+    assert compiles(tmp_path, "c.c", text).returncode == 0
