@@ -66,6 +66,12 @@ class Report:
     def function(self) -> str:
         return self.site.split("+", 1)[0]
 
+    @property
+    def refcount(self) -> bool:
+        """A refcount_t warning (addition on 0, decrement hit 0,
+        saturated, underflow), not a checked atomic's report."""
+        return self.kind.startswith("refcount_t ")
+
 
 @dataclass
 class Event:

@@ -306,3 +306,30 @@ workload-phase: udp end round=1 rc=0 secs=5
         ("32-bit atomic use of a saturated counter", "sk_drops_add")]
     assert [w.text for w in run.warnings] == [
         "net/core/sock.c:10 sk_free+0x1/0x2", "kmem_cache_free+0x3/0x9"]
+
+
+def test_summarize_fails_on_a_refcount_t_warning(tmp_path: Path) -> None:
+    """A refcount_t warning is a failure of its own, counted apart from
+    the checked atomics' reports: the refcount_t churn must not convert a
+    counter that counts from 0 (css online_cnt: "addition on 0")."""
+    log = tmp_path / "console.log"
+    log.write_text(CLEAN_RUN.replace("workload-done", """\
+workload-phase: cgroup start round=1
+[ 5.0] ------------[ cut here ]------------
+[ 5.0] refcount_t: addition on 0; use-after-free.
+[ 5.0] WARNING: lib/refcount.c:25 at refcount_warn_saturate+0x7c/0x110, CPU#0: wl/80
+[ 5.0] Call Trace:
+[ 5.0]  <TASK>
+[ 5.0]  online_css+0x5a/0x90
+[ 5.0]  cgroup_apply_control_enable+0x140/0x370
+[ 5.0]  </TASK>
+workload-phase: cgroup end round=1 rc=0 secs=5
+workload-done"""), encoding="utf-8")
+    res = summarize(log, WL / "explained.txt")
+    assert res.returncode == 1
+    assert "core-workload: overflow reports: 0 (0 unexplained)" in res.stdout
+    assert "core-workload: refcount_t warnings: 1" in res.stdout
+    assert ("1 x refcount_t addition on 0 at online_css+0x5a "
+            "(phase:cgroup)") in res.stdout
+    assert "0 warnings, 1 refcount_t warnings" in res.stdout
+    assert res.stdout.rstrip().endswith("FAIL")
