@@ -55,8 +55,11 @@ def test_parallel_shards_merge_to_the_same_verdicts(tmp_path: Path) -> None:
     res = run(REFSWEEP, "merge", "--out", str(merged), str(shards))
     assert res.returncode == 0 and f"{len(SAMPLE)} files" in res.stdout
     sharded = tmp_path / "sharded.jsonl"
+    # A work dir of its own: the session's may hold a triage.db by now
+    # (test_triage_carryover makes one), which classify would apply.
     res = run(REFSWEEP, "classify", "--tree", str(tree), "--scan",
-              str(merged), "--json", str(sharded))
+              str(merged), "--json", str(sharded),
+              env={"REFSWEEP_WORK": str(tmp_path / "w-merged")})
     assert res.returncode == 0, res.stderr
     assert verdicts(sharded) == verdicts(one)
     assert len(verdicts(one)) >= len(SAMPLE)
