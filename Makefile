@@ -184,11 +184,13 @@ core-workload: setup
 	done; exit $$status
 
 # The newest tree's kernel with the whole churn of "refsweep convert"
-# (CHURN_SERIES, the output of "refsweep series") applied on the core
-# series: 600 s of workload; no overflow report may be new.
-CHURN_SERIES ?= $(WORK)/series/7.2-unchecked
+# (CHURN_SERIES, outputs of "refsweep series": the atomic_unchecked_t
+# churn, then the refcount_t one stacked on it) applied on the core
+# series: 600 s of workload; no overflow report may be new, no refcount_t
+# may warn.
+CHURN_SERIES ?= $(WORK)/series/7.2-unchecked $(WORK)/series/7.2-refcount
 core-workload-churn: setup
-	core-patch/workload-churn/whole-churn "$(CHURN_SERIES)" \
+	core-patch/workload-churn/whole-churn $(CHURN_SERIES) \
 		"$(WORK)/core-patch/whole-churn"
 	core-patch/workload/run --duration 600 --no-churn \
 		--extra "$(WORK)/core-patch/whole-churn" $(WORKLOAD_ARGS) \
