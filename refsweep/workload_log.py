@@ -90,6 +90,10 @@ class PhaseStats:
     last_out: str = ""
 
 CPUS_UP = re.compile(r"smp: Brought up \d+ nodes?, (\d+) CPUs?")
+# The guest's /proc/sys/kernel/tainted once boot (and its KUnit) is over.
+TAINT = re.compile(r"^workload-taint: after-boot=(?P<value>\d+)")
+# TAINT_WARN, bit 9: a WARN happened.
+TAINT_WARN = 1 << 9
 
 
 @dataclass
@@ -108,6 +112,7 @@ class Run:
     warnings: list[Event] = field(default_factory=list)
     hangs: list[Event] = field(default_factory=list)
     cpus: int = 0                 # "smp: Brought up N nodes, M CPUs"
+    taint_after_boot: Optional[int] = None   # workload-taint: after-boot=
 
     def phase(self, name: str) -> PhaseStats:
         return self.phases.setdefault(name, PhaseStats())
@@ -142,6 +147,10 @@ def parse(lines: Iterable[str]) -> Run:
         m = SUBTEST.match(line)
         if m:
             suite = m.group("name")
+            continue
+        m = TAINT.match(line)
+        if m:
+            run.taint_after_boot = int(m.group("value"))
             continue
         m = CPUS_UP.search(line)
         if m:
@@ -213,9 +222,12 @@ def parse(lines: Iterable[str]) -> Run:
             at = m.group("old") or " ".join(
                 p for p in (m.group("file"), m.group("func")) if p)
             # the WARN of a refcount_t or hardened_atomic report is the
-            # report itself (the latter names the report's call site)
-            if "refcount_warn_saturate" not in line and not (
-                    pending is not None and m.group("func") == pending.site):
+            # report itself: revision 4 names the report's call site,
+            # revision 3 warned from inside hardened_atomic_event() just
+            # before printing the report
+            func = m.group("func") or (m.group("old") or "").split(" ")[-1]
+            if not _is_reporter(func) and not (
+                    pending is not None and func == pending.site):
                 run.warnings.append(Event("warning", at, where))
             continue
         if OOPS.match(line):

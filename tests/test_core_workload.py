@@ -308,6 +308,29 @@ workload-phase: udp end round=1 rc=0 secs=5
         "net/core/sock.c:10 sk_free+0x1/0x2", "kmem_cache_free+0x3/0x9"]
 
 
+def test_a_warn_from_inside_the_reporter_is_the_report() -> None:
+    # Revision 3 raised the report's WARN inside hardened_atomic_event(),
+    # just before the report line: that WARNING is the report, not a
+    # warning of its own; a WARN elsewhere still is one.
+    run = parse("""\
+workload-start
+workload-phase: lkdtm start round=1
+[ 5.0] ------------[ cut here ]------------
+[ 5.0] WARNING: lib/hardened_atomic.c:174 at hardened_atomic_event+0xb6/0x190, CPU#1: sh/77
+[ 5.0] hardened_atomic: 32-bit atomic overflow of 00000000beef at lkdtm_ATOMIC_INC_OVERFLOW+0x1a/0x40 (comm sh pid 77), counter saturated
+[ 5.0] Call Trace:
+[ 5.0]  <TASK>
+[ 5.0]  lkdtm_ATOMIC_INC_OVERFLOW+0x1a/0x40
+[ 5.0]  </TASK>
+[ 6.0] WARNING: CPU: 1 PID: 77 at lib/hardened_atomic.c:174 hardened_atomic_event+0xb6/0x190
+[ 7.0] WARNING: lib/lkdtm.c:9 at lkdtm_WARNING+0x1/0x2, CPU#1: sh/77
+workload-phase: lkdtm end round=1 rc=0 secs=5
+""")
+    assert [r.kind for r in run.reports] == ["32-bit atomic overflow"]
+    assert [w.text for w in run.warnings] == [
+        "lib/lkdtm.c:9 lkdtm_WARNING+0x1/0x2"]
+
+
 def test_summarize_fails_on_a_refcount_t_warning(tmp_path: Path) -> None:
     """A refcount_t warning is a failure of its own, counted apart from
     the checked atomics' reports: the refcount_t churn must not convert a
@@ -333,3 +356,23 @@ workload-done"""), encoding="utf-8")
             "(phase:cgroup)") in res.stdout
     assert "0 warnings, 1 refcount_t warnings" in res.stdout
     assert res.stdout.rstrip().endswith("FAIL")
+
+
+def test_a_warn_before_the_workload_fails_an_untainted_run(
+        tmp_path: Path) -> None:
+    # The guest prints /proc/sys/kernel/tainted once boot and its KUnit
+    # suites are over; bit 9 (W) means a WARN.
+    explained = tmp_path / "explained.txt"
+    explained.write_text("", encoding="utf-8")
+    for taint, untainted, ok in ((262144, True, True), (262656, True, False),
+                                 (262656, False, True)):
+        log = tmp_path / "console.log"
+        log.write_text(f"workload-taint: after-boot={taint}\n"
+                       "workload-start duration=5 slice=5 phases=fork\n"
+                       "workload-done rounds=1 secs=5 hangs=0\n",
+                       encoding="utf-8")
+        res = summarize(log, explained,
+                        *(["--untainted"] if untainted else []))
+        assert parse(log.read_text()).taint_after_boot == taint
+        assert ("W)" in res.stdout) == bool(taint & 512), res.stdout
+        assert (res.returncode == 0) == ok, res.stdout
