@@ -13,8 +13,7 @@
 ///    "vars": {FILE: [[FUNCTION or "", NAME], ...]},
 ///    "ops": {FILE: [[LINE, COLUMN, OP, COUNTER, NEWOP, FORM], ...]},
 ///    "params": [[FUNCTION, PARAM], ...],
-///    "inits": [FIELD, ...], "init_sites": [[FILE, LINE, FIELD], ...],
-///    "init_names": {"ATOMIC_INIT": NEW, ...}}
+///    "inits": [FIELD, ...], "init_names": {"ATOMIC_INIT": NEW, ...}}
 /// FORM "" renames the operation; the others rewrite the expression its
 /// result is in, as refsweep found it written (refsweep/refcount_contract.py):
 /// "zero" a test for zero ("x == 0", "0 == x", "!x") into the new
@@ -57,7 +56,6 @@ NEW = {op: new for rows in PLAN["ops"].values()
        for l, col, op, c, new, form in rows if form != "first"}
 PARAMS = {(f, v) for f, v in PLAN["params"]}
 INITS = set(PLAN["inits"])
-INIT_SITES = {(f, int(l), x) for f, l, x in PLAN.get("init_sites", [])}
 INIT_NAMES = PLAN["init_names"]
 MEMBER_NAMES = {(t, x) for _k, t, x in MEMBERS}
 
@@ -78,10 +76,10 @@ def rs_site(p, form):
     return SITES.get((rs_file(), int(p[0].line), int(p[0].column))) == form
 
 
-def rs_init(x, p):
-    """A designated initializer of a converted member, at P."""
-    return str(x) in INITS or \
-        (rs_file(), int(p[0].line), str(x)) in INIT_SITES
+def rs_init(x, T):
+    """A designated initializer of member X of a value of type T."""
+    tag = re.sub(r"^\s*(?:const\s+)?(?:struct|union)\s+", "", str(T)).strip()
+    return str(x) in INITS or rs_member(tag, x)
 
 
 def rs_member(tag, x):
@@ -635,8 +633,9 @@ expression E;
 
 // Designated initializers of converted members: { .x = ATOMIC_INIT(0) }.
 // The member name decides (refsweep lists only names that no checked
-// atomic member shares), or the site: one refsweep found initializing
-// the converted member's struct (init_sites).
+// atomic member shares), or the type the initializer is of: a planned
+// member of that struct.  spatch reads the type from the code it
+// matches, so the plan need not list the sites.
 
 @init@
 identifier x, s;
@@ -650,10 +649,10 @@ T s = { ..., .x@p = I(E), ... };
 @script:python init_ok@
 x << init.x;
 I << init.I;
-p << init.p;
+T << init.T;
 J;
 @@
-if rs_init(x, p) and str(I) in INIT_NAMES:
+if rs_init(x, T) and str(I) in INIT_NAMES:
     coccinelle.J = cocci.make_ident(INIT_NAMES[str(I)])
     rs_done("init", str(x))
 else:
@@ -684,10 +683,10 @@ position p;
 @script:python init_cl_ok@
 x << init_cl.x;
 I << init_cl.I;
-p << init_cl.p;
+T << init_cl.T;
 J;
 @@
-if rs_init(x, p) and str(I) in INIT_NAMES:
+if rs_init(x, T) and str(I) in INIT_NAMES:
     coccinelle.J = cocci.make_ident(INIT_NAMES[str(I)])
     rs_done("init", str(x))
 else:

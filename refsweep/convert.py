@@ -342,7 +342,6 @@ def build_plan(tree: Path, records: list[Record], convert: list[Group],
     if contract is None and target.contract:
         contract = refcount_contract.Contract(Source(tree), records)
     src = contract.src if contract is not None else Source(tree)
-    init_sites: set[tuple[str, int, str]] = set()
     members: set[tuple[str, str, str]] = set()
     variables: dict[str, set[tuple[str, str]]] = {}
     ops: dict[str, set[tuple[int, int, str, str, str, str]]] = {}
@@ -358,7 +357,6 @@ def build_plan(tree: Path, records: list[Record], convert: list[Group],
         why: list[str] = []
         g_members, g_vars, g_ops, g_params = set(), set(), set(), set()
         g_locals: set[tuple[str, str, str]] = set()
-        g_inits: set[tuple[str, int, str]] = set()
         g_files: set[str] = set()
         for key in g.keys:
             rec = by_key[key]
@@ -372,11 +370,11 @@ def build_plan(tree: Path, records: list[Record], convert: list[Group],
             if parts[0] == "member":
                 g_members.add((parts[1], parts[2], parts[3]))
                 if contract is not None:
-                    # its designated initializers the contract read
+                    # the files of the designated initializers of its
+                    # struct the contract read (convert.cocci rewrites
+                    # those of a planned member's type)
                     for at in contract.initializers(rec, name):
-                        path, line = split_at(at)
-                        g_inits.add((path, line, name))
-                        g_files.add(path)
+                        g_files.add(split_at(at)[0])
             else:
                 g_vars.add((parts[1], parts[2], parts[3]))
                 # and its other declarations ("extern atomic64_t x;" in
@@ -443,7 +441,6 @@ def build_plan(tree: Path, records: list[Record], convert: list[Group],
         for path, line, col, op, c, new, form in g_ops:
             ops.setdefault(path, set()).add((line, col, op, c, new, form))
         params |= g_params
-        init_sites |= g_inits
         files |= g_files
         for key in g.keys:
             key_params.setdefault(key, [])
@@ -458,7 +455,6 @@ def build_plan(tree: Path, records: list[Record], convert: list[Group],
         "ops": {p: sorted(v) for p, v in sorted(ops.items())},
         "params": sorted(params),
         "inits": sorted(converted_fields - checked_fields),
-        "init_sites": sorted(init_sites),
         "init_names": target.init_names,
     }
     return Plan(cocci, sorted(files), decl_sites, op_sites,
@@ -486,9 +482,7 @@ def restrict(plan: Plan, keys: set[str], target: Target) -> dict[str, Any]:
                 vars={p: v for p, v in variables.items() if v},
                 ops={p: v for p, v in ops.items() if v},
                 params=[list(p) for p in params],
-                inits=[f for f in plan.cocci["inits"] if f in fields],
-                init_sites=[s for s in plan.cocci["init_sites"]
-                            if s[2] in fields])
+                inits=[f for f in plan.cocci["inits"] if f in fields])
 
 
 def helper_prototype_files(tree: Path, params: list[tuple[str, str]]

@@ -565,3 +565,37 @@ def test_refcount_contract_refusals(tmp_path: Path) -> None:
         f"atomic_inc_not_zero at {f}:129" in msg
     assert "\t\trefcount_dec(&s->active);" in text
     assert compiles(tmp_path, "c.c", text).returncode == 0
+
+
+def test_refcount_designated_initializers_by_their_type(tmp_path: Path
+                                                         ) -> None:
+    """A converted member's designated initializers (a static object's, a
+    compound literal's) become REFCOUNT_INIT(); those of another struct's
+    member of the same name, which counts from 0 and stays atomic_t, keep
+    ATOMIC_INIT(): the type the initializer is of decides."""
+    tree = fixture_tree(tmp_path / "tree", ["rc_inits.c"])
+    recs = records(tree)
+    assert {r["key"]: r["verdict"] for r in recs} == {
+        "struct fx_rci_obj.refs": "refcount",
+        "struct fx_rci_use.refs": "refcount"}
+    wt = tmp_path / "wt"
+    summary = run(tree, recs, convert.REFCOUNT_TARGET, wt)
+    [sec] = summary["sections"]
+    assert sec["variables"] == ["struct fx_rci_obj.refs"]
+    f = "drivers/fx/rc_inits.c"
+    assert [b["keys"] for b in summary["blocked"]] == [
+        ["struct fx_rci_use.refs"]]
+    assert summary["blocked"][0]["reasons"][0].startswith(
+        "struct fx_rci_use.refs starts at or is set to 0 (designated "
+        f"ATOMIC_INIT() at {f}:22)")
+    text = branch_text(wt, summary, f)
+    assert "static struct fx_rci_obj fx_rci_root = { .data = 1, .refs = " \
+        "REFCOUNT_INIT(1) };" in text
+    assert "*o = (struct fx_rci_obj){ .refs = REFCOUNT_INIT(1), " \
+        ".data = data };" in text
+    assert "static struct fx_rci_use fx_rci_users = { .refs = " \
+        "ATOMIC_INIT(0), .data = 1 };" in text
+    assert "*u = (struct fx_rci_use){ .refs = ATOMIC_INIT(0), " \
+        ".data = 0 };" in text
+    assert "\trefcount_t refs;" in text and "\tatomic_t refs;" in text
+    assert compiles(tmp_path, "c.c", text).returncode == 0
