@@ -23,13 +23,41 @@ import subprocess
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from refsweep import build_blame, workdir
 
 CORE_OPTIONS = ["CONFIG_HARDENED_ATOMIC=y"]
-# Build files of other architectures are counted, never built here.
-_OTHER_ARCH = re.compile(r"^arch/(?!x86/)")
+
+
+class Arch(NamedTuple):
+    """An architecture to build for: make's ARCH (and CROSS_COMPILE), the
+    compiler and the Debian package that has it, the directory under arch/
+    of its own files (the others' are counted as not built, never silently
+    skipped)."""
+    name: str
+    make: tuple[str, ...]
+    gcc: str
+    own: str
+    package: str
+
+    def other(self, path: str) -> bool:
+        """Whether PATH belongs to another architecture."""
+        return path.startswith("arch/") and \
+            not path.startswith(f"arch/{self.own}/")
+
+    @property
+    def suffix(self) -> str:
+        """Appended to output names: none for x86_64, the default."""
+        return "" if self.name == "x86_64" else f"-{self.name}"
+
+
+ARCHES = {
+    "x86_64": Arch("x86_64", ("ARCH=x86_64",), "gcc", "x86", "gcc"),
+    "arm64": Arch("arm64", ("ARCH=arm64", "CROSS_COMPILE=aarch64-linux-gnu-"),
+                  "aarch64-linux-gnu-gcc", "arm64", "gcc-aarch64-linux-gnu"),
+}
+X86_64 = ARCHES["x86_64"]
 _DIAG = re.compile(r"^(?P<file>[\w./+-]+):(?P<line>\d+):(?:(?P<col>\d+):)?"
                    r"\s*(?P<kind>error|warning|note):\s*(?P<msg>.*)$")
 
@@ -56,12 +84,13 @@ def _git(wt: Path, *args: str) -> str:
 # ---------------------------------------------------------------------
 
 def _make(wt: Path, build: Path, jobs: int, *args: str,
-          timeout: Optional[int] = None,
-          merged: bool = False) -> subprocess.CompletedProcess[str]:
+          timeout: Optional[int] = None, merged: bool = False,
+          arch: Arch = X86_64) -> subprocess.CompletedProcess[str]:
     """make in BUILD for the source WT; MERGED: stderr into stdout, in
     order (the diagnostics after the CC line of their object)."""
-    cc = "ccache gcc" if _have("ccache") else "gcc"
-    cmd = ["nice", "make", "-C", str(wt), f"O={build}", "ARCH=x86_64",
+    _need_compiler(arch)
+    cc = f"ccache {arch.gcc}" if _have("ccache") else arch.gcc
+    cmd = ["nice", "make", "-C", str(wt), f"O={build}", *arch.make,
            f"CC={cc}", f"-j{jobs}", *args]
     if merged:
         return subprocess.run(cmd, cwd=wt, stdout=subprocess.PIPE,
@@ -70,43 +99,54 @@ def _make(wt: Path, build: Path, jobs: int, *args: str,
     return _run(cmd, wt, timeout=timeout)
 
 
+def _need_compiler(arch: Arch) -> None:
+    """Raise CheckError unless ARCH's compiler is installed."""
+    if not _have(arch.gcc):
+        raise CheckError(f"building for {arch.name} needs {arch.gcc} "
+                         f"(Debian package {arch.package})")
+
+
 def _have(prog: str) -> bool:
     return any((Path(d) / prog).is_file()
                for d in os.environ.get("PATH", "/usr/bin").split(":"))
 
 
-def configure(wt: Path, build: Path, config: str, jobs: int) -> None:
-    """Configure BUILD once (allmodconfig/defconfig/fragment + core)."""
+def configure(wt: Path, build: Path, config: str, jobs: int,
+              arch: Arch = X86_64, core: bool = True) -> None:
+    """Configure BUILD once (allmodconfig/defconfig/fragment, plus the
+    core options when the series sits on the core series: CORE)."""
+    options = CORE_OPTIONS if core else []
     stamp = build / ".refsweep-config"
-    want = config + "\n" + "\n".join(CORE_OPTIONS)
+    want = f"{arch.name}\n{config}\n" + "\n".join(options)
     if config not in ("allmodconfig", "defconfig"):
         want += "\n" + Path(config).read_text(encoding="utf-8")
     if stamp.is_file() and stamp.read_text(encoding="utf-8") == want:
         return
     build.mkdir(parents=True, exist_ok=True)
     frag = build / ".refsweep-fragment"
-    lines = list(CORE_OPTIONS)
+    lines = list(options)
     if config not in ("allmodconfig", "defconfig"):
         lines += Path(config).read_text(encoding="utf-8").splitlines()
     frag.write_text("\n".join(lines) + "\n", encoding="utf-8")
     if config == "allmodconfig":
+        _need_compiler(arch)
         # KCONFIG_ALLCONFIG: the fragment's values win over "all m".
-        res = _run(["make", "-C", str(wt), f"O={build}", "ARCH=x86_64",
+        res = _run(["make", "-C", str(wt), f"O={build}", *arch.make,
                     "-s", "allmodconfig"], wt,
                    env=dict(os.environ, KCONFIG_ALLCONFIG=str(frag)))
     else:
-        res = _make(wt, build, jobs, "-s", "defconfig")
+        res = _make(wt, build, jobs, "-s", "defconfig", arch=arch)
         if res.returncode == 0:
             res = _run([str(wt / "scripts/kconfig/merge_config.sh"), "-m",
                         "-O", str(build), str(build / ".config"), str(frag)],
                        wt)
         if res.returncode == 0:
-            res = _make(wt, build, jobs, "-s", "olddefconfig")
+            res = _make(wt, build, jobs, "-s", "olddefconfig", arch=arch)
     if res.returncode != 0:
         raise CheckError(f"configuring {build} failed: "
                          f"{res.stderr.strip()[-300:]}")
     have = (build / ".config").read_text(encoding="utf-8").splitlines()
-    for opt in CORE_OPTIONS:
+    for opt in options:
         if opt not in have:
             raise CheckError(f"{opt} did not survive the configuration "
                              f"({config}): is the core series applied?")
@@ -122,7 +162,7 @@ def touched_files(patch: Path) -> list[str]:
     return sorted(set(re.findall(r"^\+\+\+ b/(\S+)$", text, re.M)))
 
 
-def includer(wt: Path, header: str) -> Optional[str]:
+def includer(wt: Path, header: str, arch: Arch = X86_64) -> Optional[str]:
     """One .c file that includes HEADER (a header, or a .c file that is
     included rather than built), preferring its own directory."""
     pats = []
@@ -139,26 +179,27 @@ def includer(wt: Path, header: str) -> Optional[str]:
         cands += res.stdout.split()
     hdir = header.rsplit("/", 1)[0]
     local = [c for c in cands if c.startswith(hdir + "/")
-             and not _OTHER_ARCH.match(c)]
+             and not arch.other(c)]
     if local:
         return sorted(local)[0]
-    wide = [c for c in cands if not _OTHER_ARCH.match(c)
+    wide = [c for c in cands if not arch.other(c)
             and (header.startswith("include/") or
                  c.startswith(hdir.rsplit("/", 1)[0]))]
     return sorted(wide, key=lambda c: (c.count("/"), c))[0] if wide else None
 
 
-def objects(wt: Path, files: list[str]) -> tuple[list[str], list[str]]:
-    """(objects to build, files x86_64 cannot build) for FILES."""
+def objects(wt: Path, files: list[str], arch: Arch = X86_64
+            ) -> tuple[list[str], list[str]]:
+    """(objects to build, files ARCH cannot build) for FILES."""
     objs: set[str] = set()
     skipped: list[str] = []
     for f in files:
-        if _OTHER_ARCH.match(f):
+        if arch.other(f):
             skipped.append(f)
         elif f.endswith(".c"):
             objs.add(f[:-2] + ".o")
         elif f.endswith(".h"):
-            inc = includer(wt, f)
+            inc = includer(wt, f, arch)
             if inc:
                 objs.add(inc[:-2] + ".o")
             else:
@@ -209,7 +250,8 @@ def parse_diagnostics(output: str, wt: Path,
 
 
 def build(wt: Path, build_dir: Path, objs: list[str], jobs: int,
-          sparse: bool = True) -> dict[str, dict[str, Any]]:
+          sparse: bool = True, arch: Arch = X86_64
+          ) -> dict[str, dict[str, Any]]:
     """Compile OBJS (with sparse unless told not to); per object: built,
     errors, sparse lines."""
     out: dict[str, dict[str, Any]] = {o: {"built": False, "errors": [],
@@ -223,7 +265,7 @@ def build(wt: Path, build_dir: Path, objs: list[str], jobs: int,
     # -Otarget keeps each object's diagnostics after its CC line, so
     # that an error in a header is charged to the object that included it.
     res = _make(wt, build_dir, jobs, "-k", "-Otarget", *checker, *objs,
-                merged=True)
+                merged=True, arch=arch)
     parse_diagnostics(res.stdout, wt, out)
     for o in objs:
         out[o]["built"] = (build_dir / o).is_file() and not out[o]["errors"]
@@ -279,9 +321,10 @@ def _digest(path: Path) -> str:
 
 def check_series(meta: dict[str, Any], sdir: Path, wt: Path,
                  build_dir: Path, jobs: int,
-                 log: Any = print) -> dict[str, Any]:
-    """Check one series directory; write and return its check.json."""
-    out_path = sdir / "check.json"
+                 log: Any = print, arch: Arch = X86_64) -> dict[str, Any]:
+    """Check one series directory; write and return its check.json
+    (check-ARCH.json for another architecture than x86_64)."""
+    out_path = sdir / f"check{arch.suffix}.json"
     old: dict[str, Any] = {}
     if out_path.is_file():
         old = {p["name"]: p for p in json.loads(
@@ -304,9 +347,9 @@ def check_series(meta: dict[str, Any], sdir: Path, wt: Path,
     _git(wt, "checkout", "-q", "-f", "--detach", meta["start"])
     _git(wt, "clean", "-q", "-fd")
     files = sorted({f for p in patches for f in touched_files(p)})
-    objs, skipped = objects(wt, files)
+    objs, skipped = objects(wt, files, arch)
     t0 = time.monotonic()
-    base = build(wt, build_dir, objs, jobs)
+    base = build(wt, build_dir, objs, jobs, arch=arch)
     cp_before = {f: _types(_checkpatch(wt, ["-f", f]), "WARNING")
                  for f in files if (wt / f).is_file()}
     records: list[dict[str, Any]] = []
@@ -331,8 +374,8 @@ def check_series(meta: dict[str, Any], sdir: Path, wt: Path,
         rec["checkpatch_errors"] = errors
         rec["checkpatch_new_warnings"] = len(warnings)
         rec["details"] += warnings[:20]
-        pobjs, pskipped = objects(wt, pfiles)
-        after = build(wt, build_dir, pobjs, jobs)
+        pobjs, pskipped = objects(wt, pfiles, arch)
+        after = build(wt, build_dir, pobjs, jobs, arch=arch)
         rec["compiled"] = sum(1 for o in pobjs if after[o]["built"])
         rec["compile_errors"] = sum(len(after[o]["errors"]) for o in pobjs)
         rec["not_built"] = pskipped + [o for o in pobjs
@@ -373,8 +416,8 @@ def _patch_ok(r: dict[str, Any]) -> bool:
 
 
 def _prepare(series_dir: Path, config: str, build_dir: Optional[Path],
-             jobs: int, log: Any) -> tuple[dict[str, Any],
-                                           list[dict[str, Any]], Path, Path]:
+             jobs: int, log: Any, arch: Arch = X86_64
+             ) -> tuple[dict[str, Any], list[dict[str, Any]], Path, Path]:
     """(series.json, index.json, source worktree at the start commit,
     configured build directory) for SERIES_DIR."""
     series_dir = series_dir.resolve()
@@ -391,8 +434,11 @@ def _prepare(series_dir: Path, config: str, build_dir: Optional[Path],
                                                    "defconfig") else config
     root = workdir.sub("check")
     wt = root / f"{name}-src"
+    # the series sits on the core series (atomic_unchecked_t) or on the
+    # base commit alone (refcount_t): the core options exist only then
+    core = meta.get("start") != meta.get("base") if "base" in meta else True
     build_dir = build_dir.resolve() if build_dir else \
-        root / f"{name}-{cfg_name}"
+        root / f"{name}-{cfg_name}{'' if core else '-nocore'}{arch.suffix}"
     if not (wt / ".git").exists():
         _run(["git", "-C", str(tree), "worktree", "prune"], tree)
         _git(tree, "worktree", "add", "-q", "--detach", str(wt),
@@ -400,18 +446,18 @@ def _prepare(series_dir: Path, config: str, build_dir: Optional[Path],
     _run(["git", "am", "--abort"], wt)
     _git(wt, "checkout", "-q", "-f", "--detach", meta["start"])
     _git(wt, "clean", "-q", "-fd")
-    log(f"check: configuring {build_dir} ({config})")
-    configure(wt, build_dir, config, jobs)
+    log(f"check: configuring {build_dir} ({arch.name} {config})")
+    configure(wt, build_dir, config, jobs, arch, core)
     return meta, index, wt, build_dir
 
 
 def run(series_dir: Path, jobs: int, only: list[str], config: str,
         build_dir: Optional[Path] = None,
-        log: Any = print) -> bool:
+        log: Any = print, arch: Arch = X86_64) -> bool:
     """Check every series (or ONLY those slugs); print the table."""
     series_dir = series_dir.resolve()   # git am runs in the worktree
     meta, index, wt, build_dir = _prepare(series_dir, config, build_dir,
-                                          jobs, log)
+                                          jobs, log, arch)
     slugs = [s["slug"] for s in index if not only or s["slug"] in only]
     missing = set(only) - {s["slug"] for s in index}
     if missing:
@@ -419,20 +465,22 @@ def run(series_dir: Path, jobs: int, only: list[str], config: str,
     rows = []
     for slug in slugs:
         log(f"check: {slug}")
-        res = check_series(meta, series_dir / slug, wt, build_dir, jobs, log)
+        res = check_series(meta, series_dir / slug, wt, build_dir, jobs, log,
+                           arch)
         rows.append((slug, res))
     log(table(rows))
     return all(r["ok"] for _, r in rows)
 
 
 def whole(series_dir: Path, jobs: int, config: str,
-          build_dir: Optional[Path] = None, log: Any = print) -> bool:
+          build_dir: Optional[Path] = None, log: Any = print,
+          arch: Arch = X86_64) -> bool:
     """Apply every series at once on the start commit and compile every
     touched file (one includer per header) with GCC: the whole churn is
     type-consistent when nothing fails.  Writes DIR/whole-churn.json."""
     series_dir = series_dir.resolve()   # git am runs in the worktree
     meta, index, wt, build_dir = _prepare(series_dir, config, build_dir,
-                                          jobs, log)
+                                          jobs, log, arch)
     patches = [series_dir / s["slug"] / p for s in index
                for p in s["patches"] if not p.startswith("0000-")]
     failed: list[str] = []
@@ -454,11 +502,11 @@ def whole(series_dir: Path, jobs: int, config: str,
     if conflicting:
         stacked_from(wt, meta, conflicting, log)
     files = sorted({f for p in patches for f in touched_files(p)})
-    objs, skipped = objects(wt, files)
+    objs, skipped = objects(wt, files, arch)
     log(f"check: whole churn: {len(patches)} patches, {len(files)} files, "
-        f"{len(objs)} objects to build ({config})")
+        f"{len(objs)} objects to build ({arch.name} {config})")
     t0 = time.monotonic()
-    built = build(wt, build_dir, objs, jobs, sparse=False)
+    built = build(wt, build_dir, objs, jobs, sparse=False, arch=arch)
     failing = [o for o in objs if not built[o]["built"]]
     # The same objects on the unpatched tree: what fails there too is the
     # configuration's (a file allmodconfig does not select), not the churn's.
@@ -466,16 +514,17 @@ def whole(series_dir: Path, jobs: int, config: str,
     _git(wt, "checkout", "-q", "--detach", meta["start"])
     log(f"check: whole churn: {len(failing)} objects failed; building them "
         "without the churn")
-    base = build(wt, build_dir, failing, jobs, sparse=False)
+    base = build(wt, build_dir, failing, jobs, sparse=False, arch=arch)
     _git(wt, "checkout", "-q", "--detach", churn_head)
     # A .c file that another one includes (drivers/md/raid1-10.c, in
     # raid1.c and raid10.c) is no unit of its own and fails alone either
     # way: its includer, built with the churn, stands for it.
     via = {o: inc[:-2] + ".o" for o in failing
            if not base[o]["built"] and base[o]["errors"]
-           and (inc := includer(wt, o[:-2] + ".c")) and inc != o[:-2] + ".c"}
+           and (inc := includer(wt, o[:-2] + ".c", arch))
+           and inc != o[:-2] + ".c"}
     inc_built = build(wt, build_dir, sorted(set(via.values())), jobs,
-                      sparse=False)
+                      sparse=False, arch=arch)
     seconds = round(time.monotonic() - t0)
     new_errors: list[dict[str, Any]] = []
     base_failures: list[str] = []
@@ -503,7 +552,8 @@ def whole(series_dir: Path, jobs: int, config: str,
     names = build_blame.names_index(
         [k for s in index for k in s.get("variables", [])])
     units = preprocess(wt, build_dir, sorted({e["object"]
-                                              for e in new_errors}), jobs)
+                                              for e in new_errors}), jobs,
+                       arch)
     cache: dict[str, list[str]] = {}
     table: dict[str, dict[str, str]] = {}
     blocked: dict[str, str] = {}
@@ -522,6 +572,7 @@ def whole(series_dir: Path, jobs: int, config: str,
                                f"{err['file']}:{err['line']}: {err['msg']}")
     unexplained = [e for e in new_errors if not e["blamed"]]
     result: dict[str, Any] = {
+        "arch": arch.name, "target": meta.get("target"),
         "config": config, "patches": len(patches), "not_applied": failed,
         "applied_without_context": without_context,
         "files": len(files), "objects": len(objs),
@@ -535,9 +586,9 @@ def whole(series_dir: Path, jobs: int, config: str,
         "not_built": not_built,
         "other_arch_or_no_includer": skipped, "seconds": seconds,
         "ok": not failed and not new_errors}
-    (series_dir / "whole-churn.json").write_text(
+    (series_dir / f"whole-churn{arch.suffix}.json").write_text(
         json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    (series_dir / "build-blocked.json").write_text(
+    (series_dir / f"build-blocked{arch.suffix}.json").write_text(
         json.dumps(blocked, indent=1, sort_keys=True) + "\n",
         encoding="utf-8")
     log(f"check: whole churn: {result['compiled']}/{len(objs)} objects "
@@ -551,7 +602,8 @@ def whole(series_dir: Path, jobs: int, config: str,
         f"lines), {seconds} s")
     if blocked:
         log(f"check: whole churn: {len(blocked)} converted variables named "
-            f"by an error: {series_dir / 'build-blocked.json'} (pass it to "
+            f"by an error: {series_dir / f'build-blocked{arch.suffix}.json'} "
+            "(pass it to "
             "convert --blocked)")
     return bool(result["ok"])
 
@@ -593,14 +645,14 @@ def stacked_from(wt: Path, meta: dict[str, Any], patches: list[Path],
         f"{len(files)} files come from the stacked branch ({commit[:12]})")
 
 
-def preprocess(wt: Path, build_dir: Path, objs: list[str], jobs: int
-               ) -> dict[str, build_blame.Unit]:
+def preprocess(wt: Path, build_dir: Path, objs: list[str], jobs: int,
+               arch: Arch = X86_64) -> dict[str, build_blame.Unit]:
     """What each of OBJS' preprocessed source (make FILE.i) shows."""
     targets = [o[:-2] + ".i" for o in objs]
     for t in targets:
         (build_dir / t).unlink(missing_ok=True)
     if targets:
-        _make(wt, build_dir, jobs, "-k", *targets)
+        _make(wt, build_dir, jobs, "-k", *targets, arch=arch)
     return {o: build_blame.read_unit(wt, build_dir / t)
             for o, t in zip(objs, targets) if (build_dir / t).is_file()}
 

@@ -217,12 +217,14 @@ def cmd_check(args: argparse.Namespace) -> int:
         print("refsweep: error: --whole applies every series; it does not "
               "take --only", file=sys.stderr)
         return 2
+    arch = check.ARCHES[args.arch]
     try:
         if args.whole:
-            ok = check.whole(Path(args.series), args.jobs, args.config, build)
+            ok = check.whole(Path(args.series), args.jobs, args.config, build,
+                             arch=arch)
         else:
             ok = check.run(Path(args.series), args.jobs, args.only,
-                           args.config, build)
+                           args.config, build, arch=arch)
     except check.CheckError as e:
         print(f"refsweep: error: {e}", file=sys.stderr)
         return 1
@@ -271,6 +273,10 @@ def add_parsers(sub: Any, jobs: int,
                    help="allmodconfig (default), defconfig or a config "
                         "fragment file merged into defconfig")
     s.add_argument("--build", help="build directory (default: work dir)")
+    s.add_argument("--arch", choices=["x86_64", "arm64"], default="x86_64",
+                   help="architecture to build for (arm64: with "
+                        "aarch64-linux-gnu-gcc; results in "
+                        "check-arm64.json, whole-churn-arm64.json)")
     s.add_argument("--whole", action="store_true",
                    help="instead: apply every series at once and compile "
                         "every touched file once, without sparse "

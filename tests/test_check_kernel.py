@@ -8,8 +8,8 @@ builds kernel/audit.o and sparse reports nothing new; then "check
 --whole" applies it at once and compiles every touched file.
 
 The check builds under x86_64 defconfig with CONFIG_HARDENED_ATOMIC=y
-rather than allmodconfig: defconfig builds the audit code (CONFIG_AUDIT=y)
-and configuring and preparing it costs a fraction of allmodconfig's
+("check --whole" under arm64 defconfig too) rather than allmodconfig:
+defconfig builds the audit code (CONFIG_AUDIT=y) and configuring and preparing it costs a fraction of allmodconfig's
 "make prepare", which matters on a 2-core CI machine.  The acceptance
 runs of net/, drivers/scsi/ and fs/ series use allmodconfig.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import TOP, classify_tree
+from conftest import TOP, classify_tree, make_tree
 from refsweep import check, convert, scan, series, split, tree
 
 SECTION = "AUDIT SUBSYSTEM"
@@ -84,6 +84,18 @@ def test_audit_series_passes_check(tmp_path: Path,
     assert whole["patches"] == len(result["patches"])
     assert whole["compiled"] == whole["objects"] >= 1
     assert not whole["errors"] and not whole["not_applied"]
+    # ... and for arm64, with Debian's cross compiler, beside it.
+    assert check.whole(Path("series"), 2, "defconfig", Path("build-arm64"),
+                       log=lambda _s: None, arch=check.ARCHES["arm64"])
+    arm64 = json.loads((out / "whole-churn-arm64.json").read_text())
+    assert arm64["arch"] == "arm64"
+    assert arm64["compiled"] == arm64["objects"] == whole["objects"]
+    assert not arm64["errors"] and not arm64["not_applied"]
+    assert (Path("build-arm64") / ".refsweep-config").read_text(
+    ).startswith("arm64\ndefconfig\n")
+    config = (Path("build-arm64") / ".config").read_text().splitlines()
+    assert "CONFIG_ARM64=y" in config
+    assert "CONFIG_HARDENED_ATOMIC=y" in config
     # A churn that converts a declaration and none of its operations does
     # not compile; check --whole blames the variable, and only it.
     broken = out / "audit-broken"
@@ -104,6 +116,32 @@ def test_audit_series_passes_check(tmp_path: Path,
                for e in whole["errors"]), whole["errors"]
     blocked = json.loads((out / "build-blocked.json").read_text())
     assert list(blocked) == ["struct audit_chunk.refs"], blocked
+
+
+def test_arch_builds_its_own_files_and_names_its_results(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What each architecture builds (the files of arch/ of another one are
+    listed as not built), where its results go, and the error when its
+    compiler is missing.  No kernel is built."""
+    x86, arm64 = check.ARCHES["x86_64"], check.ARCHES["arm64"]
+    wt = make_tree(tmp_path / "t", {
+        "arch/x86/kernel/a.c": "", "arch/arm64/kernel/b.c": "",
+        "arch/arm64/kernel/b.h": "", "arch/x86/kernel/b.c":
+        '#include "../../arm64/kernel/b.h"\n',
+        "kernel/c.c": '#include "c.h"\n', "kernel/c.h": ""})
+    files = ["arch/arm64/kernel/b.c", "arch/arm64/kernel/b.h",
+             "arch/x86/kernel/a.c", "kernel/c.h"]
+    assert check.objects(wt, files, x86) == (
+        ["arch/x86/kernel/a.o", "kernel/c.o"],
+        ["arch/arm64/kernel/b.c", "arch/arm64/kernel/b.h"])
+    assert check.objects(wt, files, arm64) == (
+        ["arch/arm64/kernel/b.o", "kernel/c.o"],
+        ["arch/arm64/kernel/b.h", "arch/x86/kernel/a.c"])
+    assert (x86.suffix, arm64.suffix) == ("", "-arm64")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(check.CheckError,
+                       match="gcc-aarch64-linux-gnu"):
+        check.configure(wt, tmp_path / "b", "allmodconfig", 1, arm64)
 
 
 def declaration_only_patch(tree_dir: Path, start: str) -> str:
