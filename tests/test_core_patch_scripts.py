@@ -205,15 +205,27 @@ def test_prove_scripts_refuse_an_unknown_case(tmp_path: Path, script: str,
 
 def test_every_atomics_mutant_applies_to_the_series_file_it_breaks() -> None:
     """Each mutant is a series directory (workload/run --extra) whose one
-    patch changes lib/hardened_atomic.c, the file it breaks."""
+    patch changes one file of the checking, the one it breaks, and applies
+    on top of the 7.2 series."""
     mutants = sorted((CORE / "atomic" / "mutants").glob("*/series"))
     assert {m.parent.name for m in mutants} >= {"no-event-count",
-                                                 "no-fixup"}
+                                                 "no-fixup", "not-sticky"}
     for series in mutants:
         [name] = series.read_text().split()
         text = (series.parent / name).read_text()
-        assert "+++ b/lib/hardened_atomic.c" in text, name
         assert text.count("\n+++ ") == 1, name
+        [target] = [line[len("+++ b/"):] for line in text.splitlines()
+                    if line.startswith("+++ b/")]
+        assert target in ("lib/hardened_atomic.c",
+                          "include/linux/hardened_atomic.h"), name
+        # the context it changes is in the series' version of that file
+        removed = [line[1:] for line in text.splitlines()
+                   if line.startswith("-") and not line.startswith("---")]
+        added_by_series = "".join(
+            (CORE / "atomic" / "7.2" / p).read_text()
+            for p in (CORE / "atomic" / "7.2" / "series").read_text().split())
+        for line in removed:
+            assert "+" + line in added_by_series, (name, line)
 
 
 def qemu_kvm_state(qemu: str) -> str:

@@ -21,6 +21,12 @@
  *	wl ns SECS            children in new mount/uts/ipc/net/pid namespaces
  *	wl aio FILE SECS      io_setup/io_submit/io_destroy (a percpu_ref user)
  *	wl uring SECS         io_uring setup/submit/teardown (a percpu_ref user)
+ *
+ * and, for the overflow forecast, the paths whose counters move fastest:
+ *
+ *	wl timers SECS        POSIX timers created, armed, deleted (timer IDs)
+ *	wl inodes SECS        pipes and sockets opened and closed (inode numbers)
+ *	wl udpflood SECS      UDP to receivers that do not read (socket drops)
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -730,6 +736,103 @@ static void run_uring(double secs)
 	ok(rounds, "io_uring_setup + one NOP + close a round");
 }
 
+/* ---- timers: POSIX timer IDs, armed and deleted ---- */
+
+#define TIMERS 64
+
+static void run_timers(double secs)
+{
+	double end = now() + secs;
+	unsigned long created = 0;
+	struct sigevent sev = { .sigev_notify = SIGEV_NONE };
+	struct itimerspec its = { .it_value = { .tv_nsec = 1000 } };
+	timer_t t[TIMERS];
+	int i;
+
+	while (now() < end) {
+		for (i = 0; i < TIMERS; i++) {
+			if (timer_create(CLOCK_MONOTONIC, &sev, &t[i]))
+				fail("timer_create");
+			if (timer_settime(t[i], 0, &its, NULL))
+				fail("timer_settime");
+		}
+		for (i = 0; i < TIMERS; i++)
+			if (timer_delete(t[i]))
+				fail("timer_delete");
+		created += TIMERS;
+	}
+	ok(created, "timers created, armed and deleted");
+}
+
+/* ---- inodes: every pipe and socket takes an inode number ---- */
+
+static void run_inodes(double secs)
+{
+	double end = now() + secs;
+	unsigned long n = 0;
+	int p[2], sv[2];
+
+	while (now() < end) {
+		if (pipe(p))
+			fail("pipe");
+		close(p[0]);
+		close(p[1]);
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+			fail("socketpair");
+		close(sv[0]);
+		close(sv[1]);
+		n += 4;
+	}
+	ok(n, "pipe and socket inodes allocated and freed");
+}
+
+/* ---- udpflood: datagrams to full receive queues, which drop them ---- */
+
+#define FLOOD_SOCKS 8
+
+static void run_udpflood(double secs)
+{
+	double end = now() + secs;
+	unsigned long sent = 0;
+	struct sockaddr_in addr[FLOOD_SOCKS];
+	int rx[FLOOD_SOCKS], tx, i, small = 1;
+	char buf[512];
+
+	memset(buf, 'f', sizeof(buf));
+	for (i = 0; i < FLOOD_SOCKS; i++) {
+		socklen_t sl = sizeof(addr[i]);
+
+		rx[i] = socket(AF_INET, SOCK_DGRAM, 0);
+		if (rx[i] < 0)
+			fail("udp socket");
+		/* the smallest receive buffer: most datagrams are dropped */
+		setsockopt(rx[i], SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+		memset(&addr[i], 0, sizeof(addr[i]));
+		addr[i].sin_family = AF_INET;
+		addr[i].sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		if (bind(rx[i], (struct sockaddr *)&addr[i], sizeof(addr[i])) ||
+		    getsockname(rx[i], (struct sockaddr *)&addr[i], &sl))
+			fail("udp bind");
+	}
+	tx = socket(AF_INET, SOCK_DGRAM, 0);
+	if (tx < 0)
+		fail("udp socket");
+	while (now() < end) {
+		for (i = 0; i < FLOOD_SOCKS; i++) {
+			if (sendto(tx, buf, sizeof(buf), MSG_DONTWAIT,
+				   (struct sockaddr *)&addr[i], sizeof(addr[i])) > 0)
+				sent++;
+		}
+		/* now and then a receiver reads one, so that it is not idle */
+		if (!(sent & 1023))
+			recv(rx[sent % FLOOD_SOCKS], buf, sizeof(buf), MSG_DONTWAIT);
+	}
+	for (i = 0; i < FLOOD_SOCKS; i++)
+		close(rx[i]);
+	close(tx);
+	ok(sent, "datagrams sent to receivers that drop most of them");
+}
+
 static double secs_arg(const char *s)
 {
 	double v = atof(s);
@@ -745,7 +848,8 @@ int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 3) {
-		fprintf(stderr, "usage: wl fork|hackbench|tcp|udp|procsys|ns|uring SECS\n"
+		fprintf(stderr, "usage: wl fork|hackbench|tcp|udp|procsys|ns|uring|"
+				"timers|inodes|udpflood SECS\n"
 				"       wl fileio DIR SECS | wl aio FILE SECS\n");
 		return 2;
 	}
@@ -764,6 +868,12 @@ int main(int argc, char **argv)
 		run_ns(secs_arg(argv[2]));
 	else if (!strcmp(cmd, "uring"))
 		run_uring(secs_arg(argv[2]));
+	else if (!strcmp(cmd, "timers"))
+		run_timers(secs_arg(argv[2]));
+	else if (!strcmp(cmd, "inodes"))
+		run_inodes(secs_arg(argv[2]));
+	else if (!strcmp(cmd, "udpflood"))
+		run_udpflood(secs_arg(argv[2]));
 	else if (!strcmp(cmd, "fileio") && argc > 3)
 		run_fileio(argv[2], secs_arg(argv[3]));
 	else if (!strcmp(cmd, "aio") && argc > 3)
