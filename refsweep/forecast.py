@@ -332,7 +332,7 @@ class SiteForecast:
     location: Optional[str] = None       # PATH:LINE
     function: Optional[str] = None
     keys: list[str] = field(default_factory=list)
-    match: str = "unmapped"     # exact, near, unmapped
+    match: str = "unmapped"     # exact, near, unmapped, test
     new: bool = False           # not in the start dump
 
 
@@ -426,9 +426,22 @@ class Forecast:
 
     @property
     def unmapped_due(self) -> list[SiteForecast]:
-        return [s for s in self.sites if not s.keys and
-                s.overflow_uptime_s is not None and
+        return [s for s in self.sites if not s.keys and s.match != "test"
+                and s.overflow_uptime_s is not None and
                 s.overflow_uptime_s <= self.horizon_s]
+
+
+# Test code that overflows counters on purpose: the KUnit suites that run
+# at boot (lib/tests/, *_kunit.c) and LKDTM's crash types.  Their sites
+# sit at a bound by design; the workload's own report check explains them.
+_DELIBERATE = re.compile(r"(^|/)(lib/tests/|drivers/misc/lkdtm/)|"
+                         r"_kunit\.c$|(^|/)kunit/")
+
+
+def deliberate(location: Optional[str]) -> bool:
+    """Whether PATH:LINE lies in test code that overflows on purpose."""
+    return location is not None and bool(
+        _DELIBERATE.search(location.rsplit(":", 1)[0]))
 
 
 def map_sites(end: Dump, index: OpIndex, vmlinux: Path, faddr2line: Path,
@@ -508,6 +521,8 @@ def make(start: Optional[Dump], end: Dump,
         if frame is not None:
             sf.location = f"{frame.path}:{frame.line}"
             sf.function = frame.function
+        if not sf.keys and deliberate(sf.location):
+            sf.match = "test"
         sites.append(sf)
     per_key: dict[str, list[SiteForecast]] = {}
     for sf in sites:
@@ -587,7 +602,9 @@ def to_json(fc: Forecast) -> Record:
                       "status": c.status(fc.horizon_s),
                       "sites": [s.site for s in c.sites]}
                      for c in fc.counters],
-        "unmapped": [s.site for s in fc.sites if not s.keys],
+        "unmapped": [s.site for s in fc.sites
+                     if not s.keys and s.match != "test"],
+        "tests": [s.site for s in fc.sites if s.match == "test"],
         "not_exercised": [{"key": r["key"], "decl": r.get("decl"),
                            "final": verdicts.decision(r).final,
                            "wrap_evidence": list(r.get("wrap_evidence")
@@ -637,7 +654,12 @@ def text(fc: Forecast, not_exercised_limit: int = 0) -> str:
     lines.extend(_table(rows, ["status", "call site", "source", "counter",
                                "rate/s", "decreased", "overflow at uptime",
                                "final"]))
-    unmapped = [s for s in fc.sites if not s.keys]
+    tests = [s for s in fc.sites if s.match == "test"]
+    if tests:
+        lines.append("")
+        lines.append(f"test code that overflows on purpose: {len(tests)} "
+                     "sites (KUnit, LKDTM), not projected")
+    unmapped = [s for s in fc.sites if not s.keys and s.match != "test"]
     if unmapped:
         lines.append("")
         lines.append(f"sites no scanned operation matches ({len(unmapped)}):")

@@ -303,3 +303,40 @@ def test_forecast_cli_maps_sites_with_faddr2line(tmp_path: Path,
                      "struct fx_fc_sock.users"]) == 0
     assert "answered by the decision" in capsys.readouterr().out
 
+
+
+def test_test_code_overflowing_on_purpose_is_not_projected() -> None:
+    """The boot-time KUnit suites and LKDTM drive counters to the bound
+    on purpose: their sites are listed apart and fail nothing; a site at
+    the bound anywhere else still fails the forecast."""
+    log = "\n".join([
+        "refsweep-forecast-begin end",
+        "# hardened_atomic forecast v1 floor=1024 now_ns=110000000000",
+        "# site\tbits\tmin\tmax\tchanges\tdecreases\tfirst_ns\tlast_ns",
+        "atomic_op_inc+0x5c/0x70\t32\t2147483647\t2147483647\t1\t0\t"
+        "2000000000\t2000000100",
+        "lkdtm_ATOMIC_INC_OVERFLOW+0x1a/0x40\t32\t2147483646\t2147483647"
+        "\t2\t0\t90000000000\t90000000100",
+        "fx_id_next+0x8/0x30\t32\t2147483646\t2147483647\t2\t0\t"
+        "90000000000\t90000000100",
+        "refsweep-forecast-end end", ""])
+    start, end = forecast.start_and_end(forecast.parse_log(log))
+    mapping: dict[str, tuple[list[str], Any, str]] = {
+        "atomic_op_inc+0x5c/0x70": (
+            [], Frame("atomic_op_inc", "lib/tests/atomic_overflow_kunit.c",
+                      100), "unmapped"),
+        "lkdtm_ATOMIC_INC_OVERFLOW+0x1a/0x40": (
+            [], Frame("lkdtm_ATOMIC_INC_OVERFLOW",
+                      "drivers/misc/lkdtm/refcount.c", 420), "unmapped"),
+        "fx_id_next+0x8/0x30": (
+            [], Frame("fx_id_next", "drivers/fx.c", 12), "unmapped"),
+    }
+    fc = forecast.make(start, end, mapping, _records())
+    assert [s.site for s in fc.unmapped_due] == ["fx_id_next+0x8/0x30"]
+    data = forecast.to_json(fc)
+    assert sorted(data["tests"]) == [
+        "atomic_op_inc+0x5c/0x70", "lkdtm_ATOMIC_INC_OVERFLOW+0x1a/0x40"]
+    assert data["unmapped"] == ["fx_id_next+0x8/0x30"]
+    out = forecast.text(fc)
+    assert "test code that overflows on purpose: 2 sites" in out
+    assert "FAIL: 0 counters" in out and "1 such sites" in out
