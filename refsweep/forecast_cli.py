@@ -76,7 +76,12 @@ def cmd_forecast(args: argparse.Namespace) -> int:
     conn = None
     if args.triage:
         conn = triage_db.connect(Path(args.triage))
-        records = triage_db.apply_records(conn, records, tree)
+        # Decisions are fingerprinted on the declarations of the tree the
+        # verdicts were made on; --tree may be a worktree with the series
+        # (and churn) applied, whose declarations differ: every decision
+        # on a changed header would look stale there.
+        records = triage_db.apply_records(conn, records,
+                                          _tree_of(vpath) or tree)
     index = forecast.OpIndex(records)
     mapping = forecast.map_sites(
         end, index, vmlinux, faddr2line,
