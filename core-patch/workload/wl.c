@@ -335,6 +335,28 @@ static void run_tcp(double secs)
 
 #define UDP_SOCKS 64
 
+/*
+ * A UDP socket bound to an ephemeral loopback port, whose address goes to
+ * *addr; RCVBUF > 0 sets SO_RCVBUF (the kernel raises it to its minimum).
+ */
+static int udp_loopback_socket(struct sockaddr_in *addr, int rcvbuf)
+{
+	socklen_t sl = sizeof(*addr);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	if (fd < 0)
+		fail("udp socket");
+	if (rcvbuf > 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	memset(addr, 0, sizeof(*addr));
+	addr->sin_family = AF_INET;
+	addr->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)addr, sizeof(*addr)) ||
+	    getsockname(fd, (struct sockaddr *)addr, &sl))
+		fail("udp bind");
+	return fd;
+}
+
 static void run_udp(double secs)
 {
 	double end = now() + secs;
@@ -345,19 +367,8 @@ static void run_udp(double secs)
 
 	memset(buf, 'u', sizeof(buf));
 	while (now() < end) {
-		for (i = 0; i < UDP_SOCKS; i++) {
-			socklen_t sl = sizeof(addr[i]);
-
-			fd[i] = socket(AF_INET, SOCK_DGRAM, 0);
-			if (fd[i] < 0)
-				fail("udp socket");
-			memset(&addr[i], 0, sizeof(addr[i]));
-			addr[i].sin_family = AF_INET;
-			addr[i].sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-			if (bind(fd[i], (struct sockaddr *)&addr[i], sizeof(addr[i])) ||
-			    getsockname(fd[i], (struct sockaddr *)&addr[i], &sl))
-				fail("udp bind");
-		}
+		for (i = 0; i < UDP_SOCKS; i++)
+			fd[i] = udp_loopback_socket(&addr[i], 0);
 		/* each socket sends to the next; odd ones are connected */
 		for (i = 0; i < UDP_SOCKS; i++) {
 			struct sockaddr_in *to = &addr[(i + 1) % UDP_SOCKS];
@@ -795,25 +806,13 @@ static void run_udpflood(double secs)
 	double end = now() + secs;
 	unsigned long sent = 0;
 	struct sockaddr_in addr[FLOOD_SOCKS];
-	int rx[FLOOD_SOCKS], tx, i, small = 1;
+	int rx[FLOOD_SOCKS], tx, i;
 	char buf[512];
 
 	memset(buf, 'f', sizeof(buf));
-	for (i = 0; i < FLOOD_SOCKS; i++) {
-		socklen_t sl = sizeof(addr[i]);
-
-		rx[i] = socket(AF_INET, SOCK_DGRAM, 0);
-		if (rx[i] < 0)
-			fail("udp socket");
-		/* the smallest receive buffer: most datagrams are dropped */
-		setsockopt(rx[i], SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
-		memset(&addr[i], 0, sizeof(addr[i]));
-		addr[i].sin_family = AF_INET;
-		addr[i].sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		if (bind(rx[i], (struct sockaddr *)&addr[i], sizeof(addr[i])) ||
-		    getsockname(rx[i], (struct sockaddr *)&addr[i], &sl))
-			fail("udp bind");
-	}
+	/* the smallest receive buffer: most datagrams are dropped */
+	for (i = 0; i < FLOOD_SOCKS; i++)
+		rx[i] = udp_loopback_socket(&addr[i], 1);
 	tx = socket(AF_INET, SOCK_DGRAM, 0);
 	if (tx < 0)
 		fail("udp socket");
