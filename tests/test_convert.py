@@ -478,8 +478,9 @@ def test_extern_declaration_converts_with_its_definition(
 
 def test_refcount_maps_ops_by_the_use_of_their_result(tmp_path: Path
                                                       ) -> None:
-    """atomic_dec_return() == 0, !atomic_dec_return(), a bare
-    atomic_dec_return() condition, atomic_sub_return() == 0 and
+    """atomic_dec_return() == 0 (and 0 == ...), !atomic_dec_return(),
+    a bare atomic_dec_return() condition, != 0 (and 0 != ...),
+    atomic_sub_return() == 0 and
     atomic_add_unless(v, 1, 0) / (v, -1, 1) become the refcount_t
     operation that returns what the code tests; the result is
     tests/fixtures/convert/rc_map_ops.c.expected and compiles."""
@@ -487,13 +488,13 @@ def test_refcount_maps_ops_by_the_use_of_their_result(tmp_path: Path
     recs = records(tree)
     assert {r["key"]: r["verdict"] for r in recs} == {
         f"struct fx_rmo_obj.{m}": "refcount" for m in (
-            "dr_zero", "dr_not", "dr_nonzero", "sr_zero", "au_get",
-            "au_put")}
+            "dr_zero", "dr_not", "dr_nonzero", "dr_zero_rev", "dr_ne",
+            "dr_ne_rev", "sr_zero", "au_get", "au_put")}
     wt = tmp_path / "wt"
     summary = run(tree, recs, convert.REFCOUNT_TARGET, wt)
     assert summary["blocked"] == []
     [sec] = summary["sections"]
-    assert len(sec["variables"]) == 6
+    assert len(sec["variables"]) == 9
     text = branch_text(wt, summary, "drivers/fx/rc_map_ops.c")
     assert text == (CONVERT_FIXTURES / "rc_map_ops.c.expected").read_text()
     res = compiles(tmp_path, "m.c", text)
