@@ -200,7 +200,8 @@ class IncludeGraph:
         head = subprocess.run(["git", "-C", str(tree), "rev-parse", "HEAD"],
                               capture_output=True, text=True,
                               check=False).stdout.strip()
-        cache = workdir.sub("cache") / f"includes-{head}.json"
+        # v2: quoted includes also resolve against the directories above
+        cache = workdir.sub("cache") / f"includes-v2-{head}.json"
         if head and cache.is_file():
             self.edges = json.loads(cache.read_text(encoding="utf-8"))
             return
@@ -304,8 +305,17 @@ __all__ = ["ResolveError", "Variable", "attribute", "collect_variables"]
 
 def _include_targets(path: str, kind: str, name: str) -> list[str]:
     if kind == '"':
-        base = path.rsplit("/", 1)[0] if "/" in path else ""
-        return [posixpath.normpath(posixpath.join(base, name))]
+        # The file's directory first, then each directory above it:
+        # subsystems add their root with -I ("gt/intel_context.h" in
+        # drivers/gpu/drm/i915/gt/uc/ is drivers/gpu/drm/i915/gt/...).
+        # A path that does not exist is a node without edges.
+        dirs = path.split("/")[:-1]
+        out = []
+        for n in range(len(dirs), 0, -1):
+            target = posixpath.normpath(posixpath.join(*dirs[:n], name))
+            if target not in out:
+                out.append(target)
+        return out or [posixpath.normpath(name)]
     out = ["include/" + name, "include/uapi/" + name]
     if name.startswith("asm/"):
         # The file's own arch, else x86 (the default build) and generic.
