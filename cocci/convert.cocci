@@ -205,12 +205,17 @@ rs_done("op", "atomic_add_unless", int(q[0].line))
 // Struct and union members, by tag and name.  A constraint rather than
 // an inherited binding: "struct tag { ... }" transformations inherited
 // from a matching rule were seen to take minutes on headers with many
-// atomic members.
+// atomic members.  The attribute names are those the kernel puts after
+// a struct's closing brace that spatch does not know: without them
+// "struct net { ... } __randomize_layout;" matches no struct rule.
 // ---------------------------------------------------------------------
 
 @depends on unchecked@
 typedef atomic_t, atomic64_t, atomic_long_t;
 typedef atomic_unchecked_t;
+attribute name __randomize_layout, ____cacheline_aligned;
+attribute name ____cacheline_aligned_in_smp, __aligned_largest;
+attribute name ____cacheline_internodealigned_in_smp;
 identifier tag;
 identifier x : script:python(tag) { rs_member(tag, x) };
 @@
@@ -343,6 +348,9 @@ union tag { ...
 
 @depends on refcount@
 typedef refcount_t;
+attribute name __randomize_layout, ____cacheline_aligned;
+attribute name ____cacheline_aligned_in_smp, __aligned_largest;
+attribute name ____cacheline_internodealigned_in_smp;
 identifier tag;
 identifier x : script:python(tag) { rs_member(tag, x) };
 @@

@@ -381,6 +381,21 @@ def test_group_spatch_cannot_rewrite_is_undone(tmp_path: Path) -> None:
     assert compiles(tmp_path, "d.c", text).returncode == 0
 
 
+def test_member_of_a_struct_with_a_trailing_attribute_converts(
+        tmp_path: Path) -> None:
+    """"} __randomize_layout;" (struct net's ending) does not hide the
+    struct's members from the declaration rules."""
+    tree = fixture_tree(tmp_path / "tree", ["attr_struct.c"])
+    wt = tmp_path / "wt"
+    summary = run(tree, records(tree), convert.unchecked_target(None), wt)
+    assert summary["blocked"] == []
+    [sec] = summary["sections"]
+    assert sec["variables"] == ["struct fx_at_ns.drops"]
+    text = branch_text(wt, summary, "drivers/fx/attr_struct.c")
+    assert "\tatomic_unchecked_t drops;\n} __randomize_layout;" in text
+    assert compiles(tmp_path, "a.c", text).returncode == 0
+
+
 def test_spatch_timeout_names_the_file_and_blocks_its_groups(
         tmp_path: Path) -> None:
     """A file spatch times out on is named with spatch's own exception
