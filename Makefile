@@ -139,6 +139,7 @@ core-cross: setup
 	@status=0; for a in $(CROSS_ARCHS); do \
 		KUNIT_ARCH=$$a core-patch/run-tests "$(CORE_TREE)" \
 			core-patch/kunitconfig/atomic.kunitconfig \
+			core-patch/kunitconfig/atomic-7.2.kunitconfig \
 			core-patch/kunitconfig/sanitize.kunitconfig \
 			core-patch/kunitconfig/atomic-bench.kunitconfig || \
 			status=1; \
