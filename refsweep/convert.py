@@ -131,6 +131,10 @@ class Plan(NamedTuple):
     op_sites: dict[str, list[tuple[str, int, str]]]  # key -> (f, l, op)
     params: dict[str, list[tuple[str, str]]]         # key -> (fn, param)
     group_files: dict[str, list[str]]                # gid -> files
+    # key -> (file, fn, local): the local pointers a key's operations
+    # reach it through ("p_id = ip_idents + bucket"), which change type
+    # with it in whichever section's pass rewrites the key
+    locals: dict[str, list[tuple[str, str, str]]]
 
 
 # ---------------------------------------------------------------------
@@ -350,6 +354,7 @@ def build_plan(tree: Path, records: list[Record], convert: list[Group],
     decl_sites: dict[str, list[tuple[str, int]]] = {}
     op_sites: dict[str, list[tuple[str, int, str]]] = {}
     key_params: dict[str, list[tuple[str, str]]] = {}
+    key_locals: dict[str, list[tuple[str, str, str]]] = {}
     blocked: list[Group] = []
     kept: list[Group] = []
     group_files: dict[str, list[str]] = {}
@@ -417,6 +422,8 @@ def build_plan(tree: Path, records: list[Record], convert: list[Group],
                         local = _local_alias(counters, e, path, lines)
                         if local is not None:
                             g_locals.add((path, e["function"], local[0]))
+                            key_locals.setdefault(key, []).append(
+                                (path, e["function"], local[0]))
                             decl_sites.setdefault(key, []).append(
                                 (path, local[1]))
                             named = [local[0]]
@@ -459,7 +466,9 @@ def build_plan(tree: Path, records: list[Record], convert: list[Group],
     }
     return Plan(cocci, sorted(files), decl_sites, op_sites,
                 {k: key_params.get(k, []) for g in kept for k in g.keys},
-                group_files), blocked
+                group_files,
+                {k: sorted(set(key_locals.get(k, [])))
+                 for g in kept for k in g.keys}), blocked
 
 
 def restrict(plan: Plan, keys: set[str], target: Target) -> dict[str, Any]:
@@ -467,9 +476,10 @@ def restrict(plan: Plan, keys: set[str], target: Target) -> dict[str, Any]:
     helpers): for rewriting a file one section at a time."""
     members = [m for m in plan.cocci["members"]
                if f"{m[0]} {m[1]}.{m[2]}" in keys]
+    local_ptrs = {tuple(fl) for k in keys for fl in plan.locals.get(k, [])}
     variables = {p: [v for v in rows if
                      (f"{p}:{v[0]}:{v[1]}" if v[0] else f"{p}:{v[1]}")
-                     in keys]
+                     in keys or (p, v[0], v[1]) in local_ptrs]
                  for p, rows in plan.cocci["vars"].items()}
     sites = {(f, line, op) for k in keys for f, line, op in
              plan.op_sites.get(k, [])}
