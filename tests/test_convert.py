@@ -326,18 +326,26 @@ def test_bad_verdict_file_is_one_line_error(tmp_path: Path) -> None:
         f"refsweep: error: {bad}:2: not JSON: Expecting value"
 
 
-def test_file_shared_by_two_sections(tmp_path: Path) -> None:
-    """Each section's commit changes only its own lines of a file both
-    touch; the whole-churn branch has both."""
+def run_two_sections(tmp_path: Path, sub_fixture: str
+                     ) -> tuple[Path, dict[str, Any], dict[str, Any]]:
+    """Convert shared.h and shared.c (FX DRIVER) with SUB_FIXTURE as
+    drivers/fx/sub/<name without "sub_"> (FX SUBDRIVER), which includes
+    "../shared.h": (worktree, summary, sections by name)."""
     files = {f"drivers/fx/{n}": (CONVERT_FIXTURES / n).read_text()
              for n in ("shared.h", "shared.c")}
-    files["drivers/fx/sub/user.c"] = (CONVERT_FIXTURES /
-                                      "sub_user.c").read_text()
+    files[f"drivers/fx/sub/{sub_fixture[4:]}"] = (
+        CONVERT_FIXTURES / sub_fixture).read_text()
     files["MAINTAINERS"] = MAINTAINERS
     tree = make_tree(tmp_path / "tree", files)
     wt = tmp_path / "wt"
     summary = run(tree, records(tree), convert.unchecked_target(None), wt)
-    by_name = {s["section"]: s for s in summary["sections"]}
+    return wt, summary, {s["section"]: s for s in summary["sections"]}
+
+
+def test_file_shared_by_two_sections(tmp_path: Path) -> None:
+    """Each section's commit changes only its own lines of a file both
+    touch; the whole-churn branch has both."""
+    wt, summary, by_name = run_two_sections(tmp_path, "sub_user.c")
     assert by_name["FX DRIVER"]["variables"] == ["struct fx_sh_stats.hits"]
     assert by_name["FX SUBDRIVER"]["variables"] == [
         "drivers/fx/sub/user.c:fx_sub_events"]
@@ -372,15 +380,7 @@ def test_local_pointer_converts_in_its_sections_pass(tmp_path: Path
     one section's buckets are reached belongs to that pass (7.2: route.c's
     "atomic_t *p_id" stayed when struct netns_ipv4.rt_genid, of another
     section, was converted in the same file: the churn did not compile)."""
-    files = {f"drivers/fx/{n}": (CONVERT_FIXTURES / n).read_text()
-             for n in ("shared.h", "shared.c")}
-    files["drivers/fx/sub/idents.c"] = (CONVERT_FIXTURES /
-                                        "sub_idents.c").read_text()
-    files["MAINTAINERS"] = MAINTAINERS
-    tree = make_tree(tmp_path / "tree", files)
-    wt = tmp_path / "wt"
-    summary = run(tree, records(tree), convert.unchecked_target(None), wt)
-    by_name = {s["section"]: s for s in summary["sections"]}
+    wt, summary, by_name = run_two_sections(tmp_path, "sub_idents.c")
     assert by_name["FX SUBDRIVER"]["variables"] == [
         "drivers/fx/sub/idents.c:fx_sub_idents"]
     assert by_name["FX DRIVER"]["cross_section_files"] == [
